@@ -1,0 +1,1 @@
+"""RL Metrics Atlas generator: YAML sources -> validated models -> trilingual, versioned site."""

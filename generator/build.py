@@ -1,0 +1,166 @@
+"""Orchestration: collect -> render every (version, language) -> mkdocs build -> atomic swap into site/."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .collect import Atlas, collect
+from .config import Version
+from .render import Ctx, metrics_api, page_path, render_coverage, render_home, render_metric, render_trainer_index
+
+ASSETS = Path(__file__).with_name("assets")
+
+
+def generate_docs(atlas: Atlas, version: Version, docs: Path, langs: list[str]) -> int:
+    """Write the Markdown of one version into ``docs``; return the number of pages written."""
+    cfg = atlas.config
+    written = 0
+
+    def write(rel: str, text: str) -> None:
+        nonlocal written
+        path = docs / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        written += 1
+
+    for lang in langs:
+        ctx = Ctx(atlas, lang, version)
+        sfx = "" if lang == cfg.default_lang else f".{lang}"
+        write(f"index{sfx}.md", render_home(ctx))
+        for trainer in version.trainers:
+            write(f"{trainer}/index{sfx}.md", render_trainer_index(ctx, trainer))
+            write(f"{trainer}/conformance{sfx}.md", render_coverage(ctx, trainer))
+        for item in atlas.metrics:
+            if item.model.trainer in version.trainers:
+                write(page_path(item.model, lang, cfg.default_lang), render_metric(ctx, item))
+    _copy_assets(atlas.root, docs / "assets")
+    return written
+
+
+def _copy_assets(root: Path, dest: Path) -> None:
+    shutil.copytree(ASSETS, dest, dirs_exist_ok=True)
+    katex = root / "node_modules" / "katex" / "dist"
+    (dest / "katex").mkdir(parents=True, exist_ok=True)
+    shutil.copy2(katex / "katex.min.css", dest / "katex" / "katex.min.css")
+    shutil.copytree(katex / "fonts", dest / "katex" / "fonts", dirs_exist_ok=True)
+
+
+def mkdocs_config(atlas: Atlas, version: Version, docs: Path, out: Path, langs: list[str]) -> dict[str, Any]:
+    """The base mkdocs.yml with this version's paths, URL, nav and languages filled in."""
+    root = atlas.root
+    cfg = atlas.config
+    base = yaml.safe_load((root / "mkdocs.yml").read_text(encoding="utf-8"))
+    base["docs_dir"] = str(docs)
+    base["site_dir"] = str(out)
+    base["site_url"] = f"{cfg.site_url}{version.name}/"
+    base["site_name"] = cfg.site_name
+    base["theme"]["custom_dir"] = str(root / base["theme"]["custom_dir"])
+    base["hooks"] = [str(root / h) for h in base.get("hooks", [])]
+    base["nav"] = ["index.md"] + [
+        {t.upper(): [f"{t}/index.md", f"{t}/conformance.md"]} for t in version.trainers
+    ]
+    base["not_in_nav"] = "\n".join(f"/{t}/**" for t in version.trainers)
+    for plugin in base["plugins"]:
+        if isinstance(plugin, dict) and "search" in plugin:
+            plugin["search"]["jieba_dict_user"] = str(root / plugin["search"]["jieba_dict_user"])
+        if isinstance(plugin, dict) and "i18n" in plugin:
+            plugin["i18n"]["languages"] = [
+                {"locale": lang.code, "name": lang.name, "default": lang.default, "build": lang.code in langs,
+                 "site_name": atlas.ui[lang.code]["site_name"],
+                 "site_description": atlas.ui[lang.code]["site_description"]}
+                for lang in cfg.languages
+            ]
+    return base
+
+
+def run_mkdocs(config: dict[str, Any], config_path: Path) -> None:
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    config_path.write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
+    logging.getLogger("mkdocs").setLevel(logging.WARNING)
+    cfg = load_config(config_file=str(config_path), strict=True)
+    cfg.plugins.on_startup(command="build", dirty=False)
+    try:
+        build(cfg)
+    finally:
+        cfg.plugins.on_shutdown()
+
+
+def _write_root(atlas: Atlas, site: Path, versions: list[Version]) -> None:
+    latest = atlas.config.versions[0]
+    entries = [
+        {"version": v.name, "title": f"TRL {v.name}", "aliases": ["latest"] if v == latest else []}
+        for v in versions
+    ]
+    (site / "versions.json").write_text(json.dumps(entries, indent=1) + "\n", encoding="utf-8")
+    target = f"{latest.name}/" if latest in versions else f"{versions[0].name}/"
+    (site / "index.html").write_text(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>RL Metrics Atlas</title>"
+        f"<meta http-equiv=\"refresh\" content=\"0; url={target}\"><link rel=\"canonical\" href=\"{target}\">"
+        f"</head><body><a href=\"{target}\">RL Metrics Atlas</a></body></html>\n", encoding="utf-8")
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two directories (Linux renameat2 RENAME_EXCHANGE); False where unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+def publish(new: Path, site: Path) -> None:
+    """Put ``new`` in place of ``site`` so that a reader never sees a partial site."""
+    if site.exists() and _exchange(new, site):
+        shutil.rmtree(new)
+        return
+    old = site.with_name(site.name + ".old")
+    if site.exists():
+        shutil.rmtree(old, ignore_errors=True)
+        site.rename(old)
+    new.rename(site)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def build_site(root: Path, site_dir: Path | None = None, versions: list[str] | None = None,
+               langs: list[str] | None = None, atlas: Atlas | None = None) -> Path:
+    """Validate everything, build every requested version and language, then publish atomically."""
+    atlas = atlas or collect(root)
+    cfg = atlas.config
+    chosen = [v for v in cfg.versions if not versions or v.name in versions]
+    if versions and len(chosen) != len(versions):
+        raise SystemExit(f"unknown version(s): {sorted(set(versions) - {v.name for v in chosen})}")
+    langs = langs or cfg.lang_codes
+    site = (site_dir or atlas.root / "site").resolve()
+    work_root = atlas.root / "build"
+    work_root.mkdir(exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="build-", dir=work_root))
+    try:
+        out = work / "site"
+        for version in chosen:
+            docs = work / "docs" / version.name
+            generate_docs(atlas, version, docs, langs)
+            run_mkdocs(mkdocs_config(atlas, version, docs, out / version.name, langs), work / f"mkdocs-{version.name}.yml")
+            api = out / version.name / "api"
+            api.mkdir(parents=True, exist_ok=True)
+            payload = metrics_api(atlas, version, f"{cfg.site_url}{version.name}/")
+            (api / "metrics.json").write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        _write_root(atlas, out, chosen)
+        site.parent.mkdir(parents=True, exist_ok=True)
+        publish(out, site)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return site

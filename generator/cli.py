@@ -1,0 +1,85 @@
+"""The `atlas` command: check, build, serve, schema."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .errors import SourceErrors
+
+
+def _root(args: argparse.Namespace) -> Path:
+    return Path(args.root).resolve()
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .collect import collect
+
+    atlas = collect(_root(args), run_snippets=not args.no_snippets)
+    print(f"ok: {len(atlas.metrics)} metrics, {len(atlas.config.lang_codes)} languages", file=sys.stderr)
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from .build import build_site
+
+    out = build_site(_root(args), site_dir=Path(args.site_dir) if args.site_dir else None,
+                     versions=args.version, langs=args.lang)
+    print(f"built {out}", file=sys.stderr)
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .serve import serve
+
+    return serve(_root(args), args.addr, args.port, version=args.version, lang=args.lang, build=not args.no_build)
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from .schema import json_schema
+
+    text = json.dumps(json_schema(), indent=2, ensure_ascii=False)
+    if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+    else:
+        print(text)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="atlas", description="RL Metrics Atlas: check sources, build and serve the site.")
+    parser.add_argument("--root", default=".", help="checkout to work on (default: current directory)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("check", help="validate every source; one line per error")
+    p.add_argument("--no-snippets", action="store_true", help="skip running the snippets (faster)")
+    p.set_defaults(func=cmd_check)
+    p = sub.add_parser("build", help="build the static site into site/ (atomically)")
+    p.add_argument("--site-dir", help="output folder (default: <root>/site)")
+    p.add_argument("--version", action="append", help="only this TRL release line (repeatable)")
+    p.add_argument("--lang", action="append", help="only this language (repeatable)")
+    p.set_defaults(func=cmd_build)
+    p = sub.add_parser("serve", help="build, then serve on http://127.0.0.1:8000")
+    p.add_argument("--addr", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--version", help="preview one TRL release line only")
+    p.add_argument("--lang", help="preview one language only")
+    p.add_argument("--no-build", action="store_true", help="serve the existing site/ as it is")
+    p.set_defaults(func=cmd_serve)
+    p = sub.add_parser("schema", help="print the JSON Schema of a metric file")
+    p.add_argument("--output", "-o", help="write to this file")
+    p.set_defaults(func=cmd_schema)
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except SourceErrors as exc:
+        for err in exc.errors:
+            print(err, flush=True)
+        print(f"{len(exc.errors)} error(s)", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""Project configuration (atlas.yml) and locale files, as typed models."""
+
+from __future__ import annotations
+
+from pathlib import Path as FsPath
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import SourceError, SourceErrors
+from .load import validate_model
+from .yamlsrc import parse
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Language(_Strict):
+    code: str = Field(pattern=r"^[a-z]{2}(-[A-Za-z]+)?$")
+    name: str
+    status: Literal["complete", "in_progress"]
+    default: bool = False
+
+
+class Version(_Strict):
+    name: str
+    trl: str
+    trainers: list[str]
+
+
+class Trainer(_Strict):
+    class_: str = Field(alias="class")
+    categories: list[str]
+
+
+class Config(_Strict):
+    site_name: str
+    site_url: str
+    edit_base: str
+    languages: list[Language]
+    versions: list[Version] = Field(min_length=1)
+    trainers: dict[str, Trainer]
+
+    @property
+    def lang_codes(self) -> list[str]:
+        return [lang.code for lang in self.languages]
+
+    @property
+    def complete_langs(self) -> list[str]:
+        return [lang.code for lang in self.languages if lang.status == "complete"]
+
+    @property
+    def default_lang(self) -> str:
+        return next(lang.code for lang in self.languages if lang.default)
+
+
+class Term(_Strict):
+    preferred: str
+    forbidden: dict[str, str] = {}
+    note: str | None = None
+
+
+def _load(path: FsPath, root: FsPath, model: type[BaseModel]) -> BaseModel:
+    rel = path.relative_to(root).as_posix()
+    doc, errors = parse(rel, path.read_bytes()) if path.exists() else (None, [SourceError(rel, 1, "", "file missing")])
+    if doc is None:
+        raise SourceErrors(errors)
+    value, errors = validate_model(doc, model)
+    if errors:
+        raise SourceErrors(errors)
+    return value  # type: ignore[return-value]
+
+
+def load_config(root: FsPath) -> Config:
+    return _load(root / "atlas.yml", root, Config)  # type: ignore[return-value]
+
+
+class _TermBase(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    terms: dict[str, Term]
+
+
+def load_terms(root: FsPath, lang: str) -> dict[str, Term]:
+    """The term base of ``lang`` (empty for a language without one)."""
+    path = root / "locales" / lang / "terms.yaml"
+    if not path.exists():
+        return {}
+    rel = path.relative_to(root).as_posix()
+    doc, errors = parse(rel, path.read_bytes())
+    if doc is None:
+        raise SourceErrors(errors)
+    doc.data = {"terms": doc.data}
+    doc.lines = {("terms",) + k: v for k, v in doc.lines.items()}
+    value, errors = validate_model(doc, _TermBase)
+    if errors:
+        raise SourceErrors(errors)
+    return value.terms  # type: ignore[union-attr]
+
+
+def load_ui(root: FsPath, lang: str) -> dict[str, str]:
+    """Flat UI strings of ``lang`` from ``locales/<lang>/ui.yaml``."""
+    path = root / "locales" / lang / "ui.yaml"
+    rel = path.relative_to(root).as_posix()
+    doc, errors = parse(rel, path.read_bytes()) if path.exists() else (None, [SourceError(rel, 1, "", "file missing")])
+    if doc is None:
+        raise SourceErrors(errors)
+    return {str(k): str(v) for k, v in doc.data.items()}

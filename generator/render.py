@@ -1,0 +1,196 @@
+"""Models -> Markdown pages and JSON, for one language and one TRL version. Never reads YAML."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from dataclasses import dataclass
+from typing import Any
+
+import jinja2
+
+from .collect import Atlas
+from .config import Version
+from .load import Loaded
+from .schema import Bounds, RedFlag, SourceRef, Tensor, Text
+
+_ENV = jinja2.Environment(
+    loader=jinja2.PackageLoader("generator", "templates"),
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
+    autoescape=False,  # Markdown output; text fields are validated to hold no HTML
+)
+_ENV.filters["oneline"] = lambda s: " ".join(str(s).split())
+_ENV.filters["cell"] = lambda s: " ".join(str(s).split()).replace("|", "\\|")
+
+TRL_CODE_URL = "https://github.com/huggingface/trl/blob/v{version}/{file}#L{line}"
+
+
+def page_path(m: Any, lang: str, default_lang: str) -> str:
+    """Source path of a metric page in the generated docs, e.g. ``grpo/clip_ratio/low_mean.zh.md``."""
+    suffix = "" if lang == default_lang else f".{lang}"
+    return f"{m.trainer}/{m.slug}{suffix}.md"
+
+
+def _rel(from_page: str, to_page: str) -> str:
+    return posixpath.relpath(to_page, posixpath.dirname(from_page) or ".")
+
+
+def fmt_number(x: float, lang: str) -> str:
+    s = f"{x:g}"
+    return s.replace(".", ",") if lang == "vi" else s
+
+
+@dataclass
+class Ctx:
+    """What every template of one (language, version) gets."""
+
+    atlas: Atlas
+    lang: str
+    version: Version
+
+    def t(self, key: str, **kw: Any) -> str:
+        value = self.atlas.ui[self.lang].get(key) or self.atlas.ui[self.atlas.config.default_lang][key]
+        return value.format(**kw) if kw else value
+
+    def text(self, value: Text | None) -> str:
+        return "" if value is None else value.get(self.lang, self.atlas.config.default_lang)
+
+    def bounds(self, b: Bounds | None) -> str:
+        if b is None or (b.min is None and b.max is None):
+            return self.t("unbounded")
+        if b.min is not None and b.max is not None:
+            sep = "; " if self.lang == "vi" else ", "
+            return f"[{fmt_number(b.min, self.lang)}{sep}{fmt_number(b.max, self.lang)}]"
+        return f"≥ {fmt_number(b.min, self.lang)}" if b.min is not None else f"≤ {fmt_number(b.max, self.lang)}"
+
+    def flag(self, f: RedFlag) -> str:
+        if f.op in ("nan", "rising", "falling"):
+            return self.t(f"op_{f.op}")
+        return f"`{f.op} {f.value:g}`"
+
+    def math(self, tex: str, display: bool) -> str:
+        return self.atlas.math[(tex, display)]
+
+    def base(self, **kw: Any) -> dict[str, Any]:
+        return dict(t=self.t, text=self.text, bounds=self.bounds, flag=self.flag, math=self.math,
+                    code_url=code_url, version=self.version, lang=self.lang, **kw)
+
+
+def code_url(ref: SourceRef) -> str:
+    return TRL_CODE_URL.format(version=ref.version, file=ref.file, line=ref.line)
+
+
+def _py(value: Any) -> str:
+    return repr(value) if not isinstance(value, float) or value == value else "float('nan')"
+
+
+def example_call(item: Loaded) -> tuple[str, str]:
+    """The worked example as a runnable call, and its expected result."""
+    ex = item.model.snippet.example
+    args = []
+    for name, spec in ex.inputs.items():
+        if isinstance(spec, Tensor):
+            dtype = f", dtype=torch.{spec.dtype}" if spec.dtype != "float32" else ""
+            nan_safe = json.dumps(spec.value).replace("NaN", "nan")
+            if spec.list:
+                parts = ", ".join(f"torch.tensor({json.dumps(v).replace('NaN', 'nan')}{dtype})" for v in spec.value)
+                args.append(f"    {name}=[{parts}],")
+            else:
+                args.append(f"    {name}=torch.tensor({nan_safe}{dtype}),")
+        else:
+            args.append(f"    {name}={_py(spec)},")
+    call = f"{item.model.snippet.function}(\n" + "\n".join(args) + "\n)"
+    if "nan" in call:
+        call = "nan = float('nan')\n" + call
+    expected = "None / NaN" if ex.expected is None else repr(ex.expected)
+    return call, expected
+
+
+def render_metric(ctx: Ctx, item: Loaded) -> str:
+    m = item.model
+    cfg = ctx.atlas.config
+    here = page_path(m, cfg.default_lang, cfg.default_lang)
+    by_id = {it.model.id: it.model for it in ctx.atlas.metrics}
+    related = [
+        {"key": by_id[r].key, "summary": by_id[r].summary,
+         "href": _rel(here, page_path(by_id[r], cfg.default_lang, cfg.default_lang))}
+        for r in m.related if r in by_id
+    ]
+    call, expected = example_call(item)
+    tmpl = _ENV.get_template("metric.md.j2")
+    return tmpl.render(**ctx.base(m=m, trainer=cfg.trainers[m.trainer], related=related, call=call,
+                                  expected=expected, edit_url=cfg.edit_base + item.path))
+
+
+def _trainer_rows(ctx: Ctx, trainer: str) -> list[dict[str, Any]]:
+    cfg = ctx.atlas.config
+    items = [it.model for it in ctx.atlas.metrics if it.model.trainer == trainer]
+    order = {c: i for i, c in enumerate(cfg.trainers[trainer].categories)}
+    items.sort(key=lambda m: (order[m.category], m.order, m.key))
+    return [
+        {"m": m, "href": _rel(f"{trainer}/index.md", page_path(m, cfg.default_lang, cfg.default_lang)),
+         "healthy": ctx.bounds(m.healthy.range) if m.healthy.range else ctx.t("task_dependent")}
+        for m in items
+    ]
+
+
+def render_trainer_index(ctx: Ctx, trainer: str) -> str:
+    rows = _trainer_rows(ctx, trainer)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(r["m"].category, []).append(r)
+    cfg = ctx.atlas.config
+    return _ENV.get_template("trainer_index.md.j2").render(**ctx.base(
+        trainer=cfg.trainers[trainer], trainer_name=trainer.upper(), groups=list(groups.items()),
+        checked=sum(r["m"].conformance.checked for r in rows), total=len(rows),
+        edit_url=cfg.edit_base + f"locales/{ctx.lang}/ui.yaml"))
+
+
+def render_coverage(ctx: Ctx, trainer: str) -> str:
+    rows = _trainer_rows(ctx, trainer)
+    cfg = ctx.atlas.config
+    return _ENV.get_template("coverage.md.j2").render(**ctx.base(
+        trainer=cfg.trainers[trainer], trainer_name=trainer.upper(), rows=rows,
+        checked=sum(r["m"].conformance.checked for r in rows), total=len(rows),
+        edit_url=cfg.edit_base + "metrics/" + trainer + "/"))
+
+
+def render_home(ctx: Ctx) -> str:
+    cfg = ctx.atlas.config
+    trainers = [
+        {"class_": cfg.trainers[name].class_, "href": f"{name}/index.md",
+         "count": sum(1 for it in ctx.atlas.metrics if it.model.trainer == name)}
+        for name in ctx.version.trainers
+    ]
+    return _ENV.get_template("home.md.j2").render(**ctx.base(
+        trainers=trainers, edit_url=cfg.edit_base + f"locales/{ctx.lang}/ui.yaml"))
+
+
+def metrics_api(atlas: Atlas, version: Version, base_url: str) -> dict[str, Any]:
+    """The machine-readable index shipped as ``<version>/api/metrics.json``."""
+    cfg = atlas.config
+    out = []
+    for it in atlas.metrics:
+        m = it.model
+        if m.trainer not in version.trainers:
+            continue
+        urls = {}
+        for lang in cfg.lang_codes:
+            prefix = "" if lang == cfg.default_lang else f"{lang}/"
+            urls[lang] = f"{base_url}{prefix}{m.trainer}/{m.slug}/"
+        h = m.healthy
+        out.append({
+            "id": m.id, "key": m.key, "trainer": m.trainer, "category": m.category,
+            "title": {lang: m.title.get(lang) for lang in cfg.lang_codes},
+            "summary": {lang: m.summary.get(lang) for lang in cfg.lang_codes},
+            "url": urls,
+            "healthy": {
+                "bounds": h.bounds.model_dump(), "range": h.range.model_dump() if h.range else None,
+                "trend": h.trend,
+                "red_flags": [{"op": f.op, "value": f.value} for f in h.red_flags],
+            },
+            "conformance_checked": m.conformance.checked,
+            "source": cfg.edit_base + it.path,
+        })
+    return {"trl": version.trl, "version": version.name, "metrics": out}

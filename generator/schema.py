@@ -1,0 +1,174 @@
+"""The typed contract of a metric YAML file. These models ARE the schema; `atlas schema` exports JSON Schema."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
+
+KEY_PATTERN = r"^[a-z_]+(/[a-z_{}]+)*$"
+IDENT = r"^[a-z][a-z0-9_]*$"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Text(RootModel[dict[str, str]]):
+    """Human-readable text, one Markdown string per language code: ``{en: ..., zh: ..., vi: ...}``."""
+
+    def get(self, lang: str, fallback: str = "en") -> str:
+        return self.root.get(lang) or self.root.get(fallback, "")
+
+
+class Symbol(Strict):
+    tex: str = Field(description="The symbol as it appears in the formula, in TeX.")
+    meaning: Text
+
+
+class Formula(Strict):
+    tex: str = Field(description="Display formula in TeX (rendered with KaTeX at build time).")
+    symbols: list[Symbol] = Field(min_length=1, description="Every symbol of the formula, explained.")
+
+
+class Tensor(Strict):
+    value: Any = Field(description="Nested lists (a tensor), or a list of nested lists when `list: true`.")
+    dtype: Literal["float32", "float64", "int64", "bool"] = "float32"
+    list: bool = Field(False, description="A Python list of tensors (one per micro-batch / rank), not one tensor.")
+
+
+class Example(Strict):
+    inputs: dict[str, Tensor | float | int | bool | str | None] = Field(
+        description="Keyword arguments of the function: tensors as {value, dtype}, plain values as is."
+    )
+    expected: float | list[float] | None = Field(description="What the function returns; null means NaN/None.")
+    atol: float = Field(1e-6, ge=0)
+    explanation: Text = Field(description="How a person checks `expected` by hand.")
+
+
+class Snippet(Strict):
+    function: Annotated[str, Field(pattern=IDENT)] = Field(description="Name of the function the code defines.")
+    code: str = Field(description="Self-contained PyTorch code defining `function`.")
+    example: Example
+
+
+class AggregationStep(Strict):
+    level: Literal["token", "sequence", "group", "micro_batch", "generation_batch", "optimizer_step",
+                   "logging_window", "processes"]
+    reduction: str = Field(description="Short code-like name of the reduction, e.g. `masked_mean`, `nanmin`.")
+    detail: Text
+
+
+class ConfigFlag(Strict):
+    name: str = Field(description="The TRL config field, e.g. `beta`.")
+    default: str = Field(description="Its default in this TRL version, as Python source.")
+    effect: Text
+
+
+class LoggedWhen(Strict):
+    always: bool
+    condition: Text
+    config: list[ConfigFlag] = []
+
+
+class Bounds(Strict):
+    min: float | None = None
+    max: float | None = None
+
+
+class RedFlag(Strict):
+    op: Literal[">", ">=", "<", "<=", "==", "!=", "nan", "rising", "falling"]
+    value: float | None = Field(None, description="Threshold for comparison ops; unused for nan/rising/falling.")
+    text: Text
+
+
+class Healthy(Strict):
+    bounds: Bounds = Field(description="What the maths allows; a value outside is a bug, not a symptom.")
+    range: Bounds | None = Field(None, description="Where a healthy run usually sits; null if task-dependent.")
+    trend: Literal["rising", "falling", "flat", "stable", "any"]
+    red_flags: list[RedFlag] = []
+    text: Text
+
+
+class Troubleshoot(Strict):
+    symptom: Text
+    causes: list[Text] = Field(min_length=1)
+    actions: list[Text] = Field(min_length=1)
+
+
+class SourceRef(Strict):
+    file: str = Field(description="Path inside the TRL package, e.g. `trl/trainer/grpo_trainer.py`.")
+    line: int = Field(ge=1)
+    version: str = Field(description="TRL release the line number refers to.")
+
+
+class Correction(Strict):
+    claim: Text = Field(description="What TRL's docs (or common lore) say.")
+    fact: Text = Field(description="What the code does.")
+    source: SourceRef
+    docs: str | None = Field(None, description="Where the claim is, e.g. `docs/source/grpo_trainer.md`.")
+
+
+class Link(Strict):
+    title: str
+    url: str | None = None
+    ref: SourceRef | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _http(cls, v: str | None) -> str | None:
+        if v is not None and not re.match(r"^https?://", v):
+            raise ValueError("must be an http(s) URL")
+        return v
+
+
+class Namesake(Strict):
+    library: str
+    key: str
+    note: Text
+
+
+class Conformance(Strict):
+    checked: bool = Field(description="True when a test reproduces TRL's logged value with the snippet.")
+    reason: Text | None = Field(None, description="Why not, when `checked` is false.")
+
+
+class Metric(Strict):
+    """One logged key of one trainer."""
+
+    key: Annotated[str, Field(pattern=KEY_PATTERN)] = Field(description="The exact logged key.")
+    trainer: Annotated[str, Field(pattern=IDENT)]
+    category: Annotated[str, Field(pattern=IDENT)]
+    order: int = Field(0, description="Position within its category on the index page.")
+    title: Text
+    summary: Text = Field(description="One line, shown in tables and search results.")
+    meaning: Text
+    formula: Formula
+    snippet: Snippet
+    aggregation: list[AggregationStep] = Field(min_length=1)
+    logged_when: LoggedWhen
+    healthy: Healthy
+    troubleshooting: list[Troubleshoot] = Field(min_length=1)
+    corrections: list[Correction] = []
+    related: list[str] = Field([], description="Other metrics as `trainer/key`.")
+    sources: list[Link] = Field(min_length=1)
+    conformance: Conformance
+    namesakes: list[Namesake] = []
+    variants: list[dict[str, Any]] = Field([], description="Reserved for version variants (later).")
+
+    @property
+    def id(self) -> str:
+        return f"{self.trainer}/{self.key}"
+
+    @property
+    def slug(self) -> str:
+        """Page path under the trainer folder: the key with template braces dropped."""
+        return self.key.replace("{", "").replace("}", "")
+
+
+def json_schema() -> dict[str, Any]:
+    schema = Metric.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "RL Metrics Atlas metric"
+    return schema

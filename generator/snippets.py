@@ -1,0 +1,153 @@
+"""Run reference snippets on their worked examples, in a child process with a time limit per snippet."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+from typing import Any
+
+from .errors import SourceError
+from .load import Loaded
+from .schema import Example, Tensor
+
+_DTYPES = {"float32": "float32", "float64": "float64", "int64": "int64", "bool": "bool"}
+
+
+def materialize(example: Example, device: str = "cpu") -> dict[str, Any]:
+    """The example's inputs as keyword arguments: tensors on ``device``, plain values as they are."""
+    import torch
+
+    def tensor(value: Any, dtype: str) -> Any:
+        return torch.tensor(value, dtype=getattr(torch, _DTYPES[dtype]), device=device)
+
+    out: dict[str, Any] = {}
+    for name, spec in example.inputs.items():
+        if isinstance(spec, Tensor):
+            out[name] = [tensor(v, spec.dtype) for v in spec.value] if spec.list else tensor(spec.value, spec.dtype)
+        else:
+            out[name] = spec
+    return out
+
+
+def compile_function(code: str, function: str, filename: str) -> Any:
+    """Execute the snippet's code in a fresh namespace and return its function."""
+    namespace: dict[str, Any] = {"__name__": "snippet"}
+    exec(compile(code, filename, "exec"), namespace)  # noqa: S102 - snippets are our own reviewed sources
+    return namespace[function]
+
+
+def as_floats(value: Any) -> float | list[float] | None:
+    """A snippet's result as plain floats (a tensor, a float, or a list of them)."""
+    if hasattr(value, "detach"):
+        value = value.detach().cpu().tolist()
+    if isinstance(value, (list, tuple)):
+        return [float(v) for v in value]
+    if value is None:
+        return None
+    return float(value)
+
+
+def mismatch(got: Any, expected: float | list[float] | None, atol: float) -> str | None:
+    """Why ``got`` differs from ``expected`` (None when it matches within ``atol``)."""
+
+    def close(a: float | None, b: float | None) -> bool:
+        if b is None or (isinstance(b, float) and math.isnan(b)):
+            return a is None or math.isnan(a)
+        return a is not None and not math.isnan(a) and abs(a - b) <= atol + 1e-9 * abs(b)
+
+    if isinstance(expected, list):
+        if not isinstance(got, list) or len(got) != len(expected):
+            return f"returned {got!r}, expected a list of {len(expected)} values {expected!r}"
+        bad = [i for i, (a, b) in enumerate(zip(got, expected)) if not close(a, b)]
+        return f"returned {got!r}, expected {expected!r} (atol {atol:g})" if bad else None
+    if isinstance(got, list):
+        return f"returned a list {got!r}, expected one number {expected!r}"
+    return None if close(got, expected) else f"returned {got!r}, expected {expected!r} (atol {atol:g})"
+
+
+def _run_job(job: dict[str, Any]) -> dict[str, Any]:
+    from .schema import Example as Ex
+
+    example = Ex.model_validate(job["example"])
+    try:
+        fn = compile_function(job["code"], job["function"], job["filename"])
+        got = as_floats(fn(**materialize(example, job.get("device", "cpu"))))
+    except _Timeout:
+        return {"error": f"did not return within {job['timeout']} s"}
+    except Exception as exc:  # noqa: BLE001 - any failure of a snippet is reported, not raised
+        tb = exc.__traceback__
+        line = None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == job["filename"]:
+                line = tb.tb_lineno
+            tb = tb.tb_next
+        where = f" (snippet line {line})" if line else ""
+        return {"error": f"raised {type(exc).__name__}: {exc}{where}".replace("\n", " ")}
+    problem = mismatch(got, example.expected, example.atol)
+    return {"error": problem} if problem else {"value": got}
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _Timeout
+
+
+def _worker() -> None:
+    jobs = json.load(sys.stdin)
+    signal.signal(signal.SIGALRM, _alarm)
+    results = []
+    for job in jobs:
+        signal.setitimer(signal.ITIMER_REAL, job["timeout"])
+        try:
+            results.append(_run_job(job))
+        except _Timeout:
+            results.append({"error": f"did not return within {job['timeout']} s"})
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    json.dump(results, sys.stdout)
+
+
+def check_snippets(items: list[Loaded], timeout: float = 10.0) -> list[SourceError]:
+    """Run every snippet on its example (CPU) in one child process; one error per failing snippet."""
+    if not items:
+        return []
+    jobs = [
+        {
+            "code": it.model.snippet.code,
+            "function": it.model.snippet.function,
+            "filename": f"{it.path}#snippet",
+            "example": it.model.snippet.example.model_dump(mode="json"),
+            "timeout": timeout,
+        }
+        for it in items
+    ]
+    env = dict(os.environ, PYTHONHASHSEED="0", CUDA_VISIBLE_DEVICES="")
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "generator.snippets"],
+            input=json.dumps(jobs), capture_output=True, text=True, env=env,
+            timeout=timeout * len(jobs) + 60, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        )
+        results = json.loads(proc.stdout) if proc.returncode == 0 else None
+    except (subprocess.TimeoutExpired, json.JSONDecodeError):
+        results = None
+    if results is None:
+        return [SourceError(items[0].path, 1, "snippet", "the snippet runner crashed; run the snippets one by one")]
+    errors = []
+    for it, res in zip(items, results):
+        if "error" in res:
+            field = "snippet.example.expected" if res["error"].startswith("returned") else "snippet.code"
+            loc = ("snippet", "example", "expected") if field.endswith("expected") else ("snippet", "code")
+            errors.append(SourceError(it.path, it.doc.line_of(loc), field, res["error"]))
+    return errors
+
+
+if __name__ == "__main__":
+    _worker()

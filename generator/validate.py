@@ -1,0 +1,112 @@
+"""Cross-file rules over loaded metrics: translations, safety of text, ids, references, term bases."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import BaseModel
+
+from .config import Config, Term
+from .errors import SourceError, did_you_mean
+from .load import Loaded
+from .schema import Text
+from .yamlsrc import Path, dotted
+
+_HTML = re.compile(r"<\s*/?\s*[A-Za-z!?][^>]*>?|&#?\w+;")
+_JS_URL = re.compile(r"(?i)\b(javascript|vbscript|data)\s*:")
+_CODE = re.compile(r"`[^`]*`")
+
+
+def walk(value: Any, loc: Path = ()) -> Iterator[tuple[Path, Any]]:
+    """Every (location, value) of a model tree, depth first; Text values are leaves."""
+    yield loc, value
+    if isinstance(value, Text):
+        return
+    if isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            yield from walk(getattr(value, name), loc + (name,))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from walk(item, loc + (i,))
+    elif isinstance(value, dict):
+        for k, item in value.items():
+            yield from walk(item, loc + (k,))
+
+
+def _texts(item: Loaded) -> Iterator[tuple[Path, Text]]:
+    for loc, value in walk(item.model):
+        if isinstance(value, Text):
+            yield loc, value
+
+
+def _err(item: Loaded, loc: Path, message: str) -> SourceError:
+    return SourceError(item.path, item.doc.line_of(loc), dotted(loc), message)
+
+
+def check_text(item: Loaded, config: Config, terms: dict[str, dict[str, Term]]) -> list[SourceError]:
+    errors = []
+    for loc, text in _texts(item):
+        for lang in config.complete_langs:
+            if not text.root.get(lang, "").strip():
+                errors.append(_err(item, loc + (lang,), f"missing {lang} translation"))
+        for lang, value in text.root.items():
+            where = loc + (lang,)
+            if lang not in config.lang_codes:
+                msg = f"unknown language '{lang}'" + did_you_mean(lang, config.lang_codes)
+                errors.append(_err(item, where, msg))
+                continue
+            prose = _CODE.sub("", value)
+            if m := _HTML.search(prose):
+                errors.append(_err(item, where, f"HTML is not allowed in text (found '{m.group(0)[:20]}')"))
+            if m := _JS_URL.search(prose):
+                errors.append(_err(item, where, f"'{m.group(0)}' URLs are not allowed"))
+            for concept, term in terms.get(lang, {}).items():
+                for bad, why in term.forbidden.items():
+                    if bad in prose:
+                        errors.append(_err(item, where, f"forbidden term '{bad}' for {concept}: {why}; write '{term.preferred}'"))
+    return errors
+
+
+def check_metric(item: Loaded, config: Config) -> list[SourceError]:
+    m = item.model
+    errors = []
+    expected = f"metrics/{m.trainer}/{m.slug}.yaml"
+    if item.path != expected:
+        errors.append(_err(item, ("key",), f"file of key '{m.key}' must be {expected}"))
+    trainer = config.trainers.get(m.trainer)
+    if trainer is None:
+        errors.append(_err(item, ("trainer",), f"unknown trainer '{m.trainer}'" + did_you_mean(m.trainer, list(config.trainers))))
+    elif m.category not in trainer.categories:
+        errors.append(_err(item, ("category",), f"unknown category '{m.category}'" + did_you_mean(m.category, trainer.categories)))
+    if not m.conformance.checked and m.conformance.reason is None:
+        errors.append(_err(item, ("conformance",), "say why the metric is not conformance-checked (reason)"))
+    for i, flag in enumerate(m.healthy.red_flags):
+        if flag.op in {">", ">=", "<", "<=", "==", "!="} and flag.value is None:
+            errors.append(_err(item, ("healthy", "red_flags", i, "op"), f"op '{flag.op}' needs a value"))
+    lo, hi = m.healthy.bounds.min, m.healthy.bounds.max
+    if rng := m.healthy.range:
+        if (lo is not None and rng.min is not None and rng.min < lo) or (hi is not None and rng.max is not None and rng.max > hi):
+            errors.append(_err(item, ("healthy", "range"), "healthy range lies outside the mathematical bounds"))
+    if m.snippet.function not in re.findall(r"^def (\w+)\(", m.snippet.code, flags=re.M):
+        errors.append(_err(item, ("snippet", "function"), f"the code defines no function '{m.snippet.function}'"))
+    return errors
+
+
+def check_all(items: list[Loaded], config: Config, terms: dict[str, dict[str, Term]]) -> list[SourceError]:
+    """Every cross-file error over ``items``."""
+    errors: list[SourceError] = []
+    by_id: dict[str, Loaded] = {}
+    for item in items:
+        errors += check_metric(item, config) + check_text(item, config, terms)
+        if (first := by_id.get(item.model.id)) is not None:
+            errors.append(_err(item, ("key",), f"duplicate metric '{item.model.id}' (also in {first.path}:{first.line('key')})"))
+        else:
+            by_id[item.model.id] = item
+    ids = sorted(by_id)
+    for item in items:
+        for i, ref in enumerate(item.model.related):
+            if ref not in by_id:
+                errors.append(_err(item, ("related", i), f"unknown metric '{ref}'" + did_you_mean(ref, ids)))
+    return errors
