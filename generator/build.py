@@ -15,6 +15,7 @@ import yaml
 
 from .collect import Atlas, collect
 from .config import Version
+from .mathtex import KATEX_DIST
 from .render import Ctx, metrics_api, page_path, render_coverage, render_home, render_metric, render_trainer_index
 
 ASSETS = Path(__file__).with_name("assets")
@@ -42,13 +43,13 @@ def generate_docs(atlas: Atlas, version: Version, docs: Path, langs: list[str]) 
         for item in atlas.metrics:
             if item.model.trainer in version.trainers:
                 write(page_path(item.model, lang, cfg.default_lang), render_metric(ctx, item))
-    _copy_assets(atlas.root, docs / "assets")
+    _copy_assets(docs / "assets")
     return written
 
 
-def _copy_assets(root: Path, dest: Path) -> None:
+def _copy_assets(dest: Path) -> None:
     shutil.copytree(ASSETS, dest, dirs_exist_ok=True)
-    katex = root / "node_modules" / "katex" / "dist"
+    katex = KATEX_DIST
     (dest / "katex").mkdir(parents=True, exist_ok=True)
     shutil.copy2(katex / "katex.min.css", dest / "katex" / "katex.min.css")
     shutil.copytree(katex / "fonts", dest / "katex" / "fonts", dirs_exist_ok=True)

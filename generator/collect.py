@@ -34,6 +34,15 @@ def _math_jobs(items: list[Loaded]) -> list[tuple[Loaded, tuple[str | int, ...],
     return jobs
 
 
+def _missing_ui(config: Config, ui: dict[str, dict[str, str]]) -> list[SourceError]:
+    reference = ui.get(config.default_lang, {})
+    return [
+        SourceError(f"locales/{lang}/ui.yaml", 1, key, f"missing {lang} translation of UI string '{key}'")
+        for lang in config.complete_langs if lang in ui
+        for key in reference if not str(ui[lang].get(key, "")).strip()
+    ]
+
+
 def collect(root: Path, run_snippets: bool = True) -> Atlas:
     root = root.resolve()
     errors: list[SourceError] = []
@@ -45,10 +54,11 @@ def collect(root: Path, run_snippets: bool = True) -> Atlas:
             ui[lang] = load_ui(root, lang)
         except SourceErrors as exc:
             errors += exc.errors
-    metrics, errs = load_metrics(root)
-    errors += errs + check_all(metrics, config, terms)
+    errors += _missing_ui(config, ui)
+    metrics, docs, errs = load_metrics(root)
+    errors += errs + check_all(metrics, docs, config, terms)
     jobs = _math_jobs(metrics)
-    rendered = render_many([(tex, display) for _, _, tex, display in jobs], root)
+    rendered = render_many([(tex, display) for _, _, tex, display in jobs])
     math: dict[tuple[str, bool], str] = {}
     for (it, loc, tex, display), res in zip(jobs, rendered):
         if res.error is not None:

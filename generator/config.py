@@ -63,7 +63,7 @@ class Term(_Strict):
 
 def _load(path: FsPath, root: FsPath, model: type[BaseModel]) -> BaseModel:
     rel = path.relative_to(root).as_posix()
-    doc, errors = parse(rel, path.read_bytes()) if path.exists() else (None, [SourceError(rel, 1, "", "file missing")])
+    doc, errors = parse(rel, path.read_bytes()) if path.exists() else (None, [SourceError(rel, 1, "file", "the file is missing")])
     if doc is None:
         raise SourceErrors(errors)
     value, errors = validate_model(doc, model)
@@ -102,7 +102,7 @@ def load_ui(root: FsPath, lang: str) -> dict[str, str]:
     """Flat UI strings of ``lang`` from ``locales/<lang>/ui.yaml``."""
     path = root / "locales" / lang / "ui.yaml"
     rel = path.relative_to(root).as_posix()
-    doc, errors = parse(rel, path.read_bytes()) if path.exists() else (None, [SourceError(rel, 1, "", "file missing")])
+    doc, errors = parse(rel, path.read_bytes()) if path.exists() else (None, [SourceError(rel, 1, "file", "the file is missing")])
     if doc is None:
         raise SourceErrors(errors)
     return {str(k): str(v) for k, v in doc.data.items()}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import types
 import typing
 from dataclasses import dataclass
@@ -79,9 +80,17 @@ def validate_model(doc: Document, model: type[BaseModel]) -> tuple[BaseModel | N
     try:
         return model.model_validate(doc.data), []
     except ValidationError as exc:
+        raw = [(err, _clean_loc(err["loc"])) for err in exc.errors(include_url=False)]
+        # a misspelt field is reported once, as unknown with a suggestion, not also as the missing field it meant
+        meant = {
+            loc[:-1] + (close,)
+            for err, loc in raw if err["type"] == "extra_forbidden"
+            for close in difflib.get_close_matches(str(loc[-1]), _fields_at(model, loc[:-1]), n=1, cutoff=0.6)
+        }
         errors = []
-        for err in exc.errors(include_url=False):
-            loc = _clean_loc(err["loc"])
+        for err, loc in raw:
+            if err["type"] == "missing" and loc in meant:
+                continue
             line_loc = loc if err["type"] != "missing" else loc[:-1]
             errors.append(SourceError(doc.path, doc.line_of(line_loc), dotted(loc), _message(err, model, loc)))
         return None, errors
@@ -92,17 +101,20 @@ def read_document(path: FsPath, root: FsPath) -> tuple[Document | None, list[Sou
     return parse(rel, path.read_bytes())
 
 
-def load_metrics(root: FsPath) -> tuple[list[Loaded], list[SourceError]]:
-    """Every ``metrics/<trainer>/**/*.yaml`` under ``root``, as models, with all errors found."""
+def load_metrics(root: FsPath) -> tuple[list[Loaded], list[Document], list[SourceError]]:
+    """Every ``metrics/<trainer>/**/*.yaml`` under ``root``: the valid models, every parsed document (valid or
+    not, for checks that work on raw text), and all errors found."""
     loaded: list[Loaded] = []
+    docs: list[Document] = []
     errors: list[SourceError] = []
     for path in sorted((root / "metrics").rglob("*.y*ml")):
         doc, errs = read_document(path, root)
         errors += errs
         if doc is None:
             continue
+        docs.append(doc)
         metric, errs = validate_model(doc, Metric)
         errors += errs
         if metric is not None:
             loaded.append(Loaded(metric, doc))  # type: ignore[arg-type]
-    return loaded, errors
+    return loaded, docs, errors

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
 import os
@@ -106,7 +108,8 @@ def _worker() -> None:
     for job in jobs:
         signal.setitimer(signal.ITIMER_REAL, job["timeout"])
         try:
-            results.append(_run_job(job))
+            with contextlib.redirect_stdout(io.StringIO()):  # a print() in a snippet must not corrupt the reply
+                results.append(_run_job(job))
         except _Timeout:
             results.append({"error": f"did not return within {job['timeout']} s"})
         finally:

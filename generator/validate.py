@@ -12,7 +12,7 @@ from .config import Config, Term
 from .errors import SourceError, did_you_mean
 from .load import Loaded
 from .schema import Text
-from .yamlsrc import Path, dotted
+from .yamlsrc import Document, Path, dotted
 
 _HTML = re.compile(r"<\s*/?\s*[A-Za-z!?][^>]*>?|&#?\w+;")
 _JS_URL = re.compile(r"(?i)\b(javascript|vbscript|data)\s*:")
@@ -35,46 +35,56 @@ def walk(value: Any, loc: Path = ()) -> Iterator[tuple[Path, Any]]:
             yield from walk(item, loc + (k,))
 
 
-def _texts(item: Loaded) -> Iterator[tuple[Path, Text]]:
-    for loc, value in walk(item.model):
-        if isinstance(value, Text):
-            yield loc, value
+def raw_texts(data: Any, default_lang: str, loc: Path = ()) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Translated text in raw YAML data: every mapping that has the default language as a string key."""
+    if isinstance(data, dict):
+        if isinstance(data.get(default_lang), str):
+            yield loc, data
+            return
+        for k, v in data.items():
+            yield from raw_texts(v, default_lang, loc + (k,))
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            yield from raw_texts(v, default_lang, loc + (i,))
 
 
-def _err(item: Loaded, loc: Path, message: str) -> SourceError:
-    return SourceError(item.path, item.doc.line_of(loc), dotted(loc), message)
+def _err(item: Loaded | Document, loc: Path, message: str) -> SourceError:
+    doc = item.doc if isinstance(item, Loaded) else item
+    return SourceError(doc.path, doc.line_of(loc), dotted(loc), message)
 
 
-def check_text(item: Loaded, config: Config, terms: dict[str, dict[str, Term]]) -> list[SourceError]:
+def check_text(doc: Document, config: Config, terms: dict[str, dict[str, Term]]) -> list[SourceError]:
+    """Translations present, no HTML or script URLs, no forbidden terms, in every text of a parsed file."""
     errors = []
-    for loc, text in _texts(item):
+    for loc, text in raw_texts(doc.data, config.default_lang):
         for lang in config.complete_langs:
-            if not text.root.get(lang, "").strip():
-                errors.append(_err(item, loc + (lang,), f"missing {lang} translation"))
-        for lang, value in text.root.items():
+            if not isinstance(text.get(lang), str) or not text[lang].strip():
+                # the line of the translation if its key is there (empty), else of the text it belongs to
+                line = doc.line_of(loc + (lang,)) if lang in text else doc.line_of(loc)
+                errors.append(SourceError(doc.path, line, dotted(loc + (lang,)), f"missing {lang} translation"))
+        for lang, value in text.items():
             where = loc + (lang,)
             if lang not in config.lang_codes:
-                msg = f"unknown language '{lang}'" + did_you_mean(lang, config.lang_codes)
-                errors.append(_err(item, where, msg))
+                msg = f"unknown language '{lang}'" + did_you_mean(str(lang), config.lang_codes)
+                errors.append(_err(doc, where, msg))
+                continue
+            if not isinstance(value, str):
                 continue
             prose = _CODE.sub("", value)
             if m := _HTML.search(prose):
-                errors.append(_err(item, where, f"HTML is not allowed in text (found '{m.group(0)[:20]}')"))
+                errors.append(_err(doc, where, f"HTML is not allowed in text (found '{m.group(0)[:20]}')"))
             if m := _JS_URL.search(prose):
-                errors.append(_err(item, where, f"'{m.group(0)}' URLs are not allowed"))
+                errors.append(_err(doc, where, f"'{m.group(0)}' URLs are not allowed"))
             for concept, term in terms.get(lang, {}).items():
                 for bad, why in term.forbidden.items():
                     if bad in prose:
-                        errors.append(_err(item, where, f"forbidden term '{bad}' for {concept}: {why}; write '{term.preferred}'"))
+                        errors.append(_err(doc, where, f"forbidden term '{bad}' for {concept}: {why}; write '{term.preferred}'"))
     return errors
 
 
 def check_metric(item: Loaded, config: Config) -> list[SourceError]:
     m = item.model
     errors = []
-    expected = f"metrics/{m.trainer}/{m.slug}.yaml"
-    if item.path != expected:
-        errors.append(_err(item, ("key",), f"file of key '{m.key}' must be {expected}"))
     trainer = config.trainers.get(m.trainer)
     if trainer is None:
         errors.append(_err(item, ("trainer",), f"unknown trainer '{m.trainer}'" + did_you_mean(m.trainer, list(config.trainers))))
@@ -94,16 +104,26 @@ def check_metric(item: Loaded, config: Config) -> list[SourceError]:
     return errors
 
 
-def check_all(items: list[Loaded], config: Config, terms: dict[str, dict[str, Term]]) -> list[SourceError]:
-    """Every cross-file error over ``items``."""
-    errors: list[SourceError] = []
+def _home(item: Loaded) -> str:
+    return f"metrics/{item.model.trainer}/{item.model.slug}.yaml"
+
+
+def check_all(items: list[Loaded], docs: list[Document], config: Config,
+              terms: dict[str, dict[str, Term]]) -> list[SourceError]:
+    """Every cross-file error over the valid ``items`` and the text of every parsed document."""
+    errors: list[SourceError] = [e for doc in docs for e in check_text(doc, config, terms)]
     by_id: dict[str, Loaded] = {}
-    for item in items:
-        errors += check_metric(item, config) + check_text(item, config, terms)
-        if (first := by_id.get(item.model.id)) is not None:
-            errors.append(_err(item, ("key",), f"duplicate metric '{item.model.id}' (also in {first.path}:{first.line('key')})"))
-        else:
-            by_id[item.model.id] = item
+    # a file at its key's own path is the original; any other file with that key is the duplicate
+    at_home = sorted(items, key=lambda it: it.path != _home(it))
+    for item in at_home:
+        errors += check_metric(item, config)
+        m = item.model
+        if (first := by_id.get(m.id)) is not None:
+            errors.append(_err(item, ("key",), f"duplicate metric '{m.id}' (also in {first.path}:{first.line('key')})"))
+            continue
+        by_id[m.id] = item
+        if item.path != _home(item):
+            errors.append(_err(item, ("key",), f"the file of key '{m.key}' must be {_home(item)}"))
     ids = sorted(by_id)
     for item in items:
         for i, ref in enumerate(item.model.related):

@@ -55,7 +55,7 @@ class _Builder:
         self._scalar = yaml.SafeLoader("")
 
     def err(self, node: yaml.Node, loc: Path, message: str) -> None:
-        self.errors.append(SourceError(self.path, node.start_mark.line + 1, dotted(loc), message))
+        self.errors.append(SourceError(self.path, node.start_mark.line + 1, dotted(loc) or "document", message))
 
     def build(self, node: yaml.Node, loc: Path) -> Any:
         if id(node) in self._seen:
@@ -97,9 +97,9 @@ def parse(path: str, raw: bytes) -> tuple[Document | None, list[SourceError]]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        return None, [SourceError(path, line, "", f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x})")]
+        return None, [SourceError(path, line, "file", f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})")]
     if not text.strip():
-        return None, [SourceError(path, 1, "", "file is empty")]
+        return None, [SourceError(path, 1, "file", "the file is empty")]
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
@@ -108,9 +108,9 @@ def parse(path: str, raw: bytes) -> tuple[Document | None, list[SourceError]]:
         problem = exc.problem or exc.context or "invalid YAML"
         if "\t" in text.splitlines()[line - 1 if line <= len(text.splitlines()) else -1]:
             problem += " (tabs are not allowed in YAML indentation; use spaces)"
-        return None, [SourceError(path, line, "", f"YAML syntax error: {problem}")]
+        return None, [SourceError(path, line, "yaml", f"syntax error: {problem}")]
     except yaml.YAMLError as exc:
-        return None, [SourceError(path, 1, "", f"YAML error: {exc}")]
+        return None, [SourceError(path, 1, "yaml", str(exc).replace("\n", " "))]
     builder = _Builder(path)
     data = builder.build(node, ())
     if not builder.errors and not isinstance(data, dict):

@@ -1,0 +1,37 @@
+"""Shared fixtures: the project's sources, and throwaway copies of them for tests that break things."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXEMPLAR = "metrics/grpo/clip_ratio/low_mean.yaml"
+
+
+def copy_sources(dest: Path, metrics: list[str] | None = None) -> Path:
+    """A checkout-like folder with the config, locales and the given metric files (all when None)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("atlas.yml", "mkdocs.yml"):
+        shutil.copy2(ROOT / name, dest / name)
+    shutil.copytree(ROOT / "locales", dest / "locales")
+    if metrics is None:
+        shutil.copytree(ROOT / "metrics", dest / "metrics")
+    else:
+        for rel in metrics:
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, dest / rel)
+    return dest
+
+
+@pytest.fixture
+def mini_root(tmp_path: Path) -> Path:
+    """Sources holding only the exemplar metric, with its references to other metrics removed."""
+    root = copy_sources(tmp_path / "src", [EXEMPLAR])
+    path = root / EXEMPLAR
+    text = path.read_text(encoding="utf-8")
+    path.write_text("\n".join("related: []" if ln.startswith("related:") else ln for ln in text.splitlines()) + "\n",
+                    encoding="utf-8")
+    return root

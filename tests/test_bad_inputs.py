@@ -1,0 +1,131 @@
+"""Bad sources: each gets one clear `path:line: field: message` line from `atlas check` and `atlas build`,
+all errors come out in one run, the exit code is 1, and the build writes nothing."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from generator.cli import main
+
+from .conftest import EXEMPLAR
+
+LINE = re.compile(r"^(?P<path>[^:\s]+):(?P<line>\d+):(?: (?P<field>[^:]+):)? (?P<message>.+)$")
+
+
+def _edit(root: Path, rel: str, old: str, new: str, count: int = 1) -> int:
+    """Replace ``old`` by ``new`` in a source; return the 1-based line of the first change."""
+    path = root / rel
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"test setup: {old!r} not in {rel}"
+    path.write_text(text.replace(old, new, count), encoding="utf-8")
+    return text[: text.index(old)].count("\n") + 1
+
+
+def _run(capsys, root: Path, *args: str) -> tuple[int, list[str]]:
+    code = main(["--root", str(root), *args])
+    out = capsys.readouterr().out
+    return code, [ln for ln in out.splitlines() if ln.strip()]
+
+
+def _line_of(root: Path, rel: str, needle: str) -> int:
+    text = (root / rel).read_text(encoding="utf-8")
+    return text[: text.index(needle)].count("\n") + 1
+
+
+def _dup_metric(root: Path) -> None:
+    dest = root / "metrics/grpo/clip_ratio/copy.yaml"
+    dest.write_text((root / EXEMPLAR).read_text(encoding="utf-8"), encoding="utf-8")
+
+
+# name -> (mutation, expected file, expected field, message pattern); each mutation makes exactly one error
+CASES = {
+    "malformed_yaml": (lambda r: _edit(r, EXEMPLAR, "trainer: grpo", "trainer: [grpo"),
+                       EXEMPLAR, "yaml", r"syntax error"),
+    "unknown_field": (lambda r: _edit(r, EXEMPLAR, "\nhealthy:", "\nhelthy:"),
+                      EXEMPLAR, "helthy", r"unknown field 'helthy' \(did you mean 'healthy'\?\)"),
+    "missing_translation": (lambda r: _edit(r, EXEMPLAR, "  vi: Tỷ lệ token bị chặn bởi ngưỡng cắt dưới\n", ""),
+                            EXEMPLAR, "title.vi", r"missing vi translation"),
+    "duplicate_key": (lambda r: _edit(r, EXEMPLAR, "category: clipping\n", "category: clipping\ncategory: loss\n"),
+                      EXEMPLAR, "category", r"duplicate key 'category' \(first defined on line \d+\)"),
+    "duplicate_metric": (_dup_metric, "metrics/grpo/clip_ratio/copy.yaml", "key", r"duplicate metric 'grpo/clip_ratio/low_mean'"),
+    "html_in_translation": (lambda r: _edit(r, EXEMPLAR, "zh: 被下界裁剪约束的词元比例", "zh: 被下界<b>裁剪</b>约束的词元比例"),
+                            EXEMPLAR, "title.zh", r"HTML is not allowed"),
+    "invalid_latex": (lambda r: _edit(r, EXEMPLAR, r"\mathrm{low\_mean} = \frac{1}{M}", r"\mathrm{low\_mean} = \frac{1}{M"),
+                      EXEMPLAR, "formula.tex", r"invalid LaTeX"),
+    "snippet_raises": (lambda r: _edit(r, EXEMPLAR, "        per_micro_batch = []\n",
+                                       "        per_micro_batch = []\n        raise ValueError('boom')\n"),
+                       EXEMPLAR, "snippet.code", r"raised ValueError: boom"),
+    "wrong_example_output": (lambda r: _edit(r, EXEMPLAR, "    expected: 0.6\n", "    expected: 0.7\n"),
+                             EXEMPLAR, "snippet.example.expected", r"returned 0\.6.*expected 0\.7"),
+    "dangling_reference": (lambda r: _edit(r, EXEMPLAR, "related: []", "related: [grpo/clip_ratio/lowmean]"),
+                           EXEMPLAR, "related[0]", r"unknown metric 'grpo/clip_ratio/lowmean' \(did you mean 'grpo/clip_ratio/low_mean'\?\)"),
+    "forbidden_term": (lambda r: _edit(r, EXEMPLAR, "（正在训练的策略", "（正在训练的政策"),
+                       EXEMPLAR, "meaning.zh", r"forbidden term '政策'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_one_bad_input_one_line(case, mini_root, capsys):
+    mutate, rel, field, pattern = CASES[case]
+    mutate(mini_root)
+    code, lines = _run(capsys, mini_root, "check")
+    assert code == 1
+    assert len(lines) == 1, lines
+    m = LINE.match(lines[0])
+    assert m, f"not a path:line: field: message line: {lines[0]!r}"
+    assert m["path"] == rel
+    assert m["field"] == field
+    assert re.search(pattern, m["message"]), m["message"]
+    assert "Traceback" not in lines[0]
+
+
+def test_error_lines_point_at_the_right_line(mini_root, capsys):
+    line = _edit(mini_root, EXEMPLAR, "\nhealthy:", "\nhelthy:") + 1
+    _, lines = _run(capsys, mini_root, "check")
+    assert lines[0].startswith(f"{EXEMPLAR}:{line}: helthy:")
+
+
+def test_every_error_in_one_run_sorted(mini_root, capsys):
+    for case in ("unknown_field", "missing_translation", "html_in_translation", "invalid_latex", "wrong_example_output"):
+        CASES[case][0](mini_root)
+    code, lines = _run(capsys, mini_root, "check")
+    assert code == 1
+    fields = [LINE.match(ln)["field"] for ln in lines]
+    assert set(fields) >= {"helthy", "title.vi", "title.zh"}, lines
+    # the model is invalid (unknown field), so later stages are reported only for valid files
+    numbers = [int(LINE.match(ln)["line"]) for ln in lines]
+    assert numbers == sorted(numbers)
+
+
+def test_latex_and_snippet_errors_together(mini_root, capsys):
+    CASES["invalid_latex"][0](mini_root)
+    CASES["wrong_example_output"][0](mini_root)
+    CASES["html_in_translation"][0](mini_root)
+    code, lines = _run(capsys, mini_root, "check")
+    assert code == 1
+    assert [LINE.match(ln)["field"] for ln in lines] == ["title.zh", "formula.tex", "snippet.example.expected"]
+
+
+@pytest.mark.parametrize("case", ["malformed_yaml", "invalid_latex", "wrong_example_output"])
+def test_build_reports_the_same_line_and_writes_nothing(case, mini_root, capsys):
+    mutate, rel, field, pattern = CASES[case]
+    mutate(mini_root)
+    _, check_lines = _run(capsys, mini_root, "check")
+    code, build_lines = _run(capsys, mini_root, "build")
+    assert code == 1
+    assert build_lines == check_lines
+    assert not (mini_root / "site").exists()
+    assert not list((mini_root / "build").glob("*")) if (mini_root / "build").exists() else True
+
+
+def test_snippet_that_never_returns_times_out(mini_root, capsys, monkeypatch):
+    import generator.snippets as snippets
+
+    monkeypatch.setattr(snippets.check_snippets, "__defaults__", (1.0,))
+    _edit(mini_root, EXEMPLAR, "        per_micro_batch = []\n", "        per_micro_batch = []\n        while True:\n            pass\n")
+    code, lines = _run(capsys, mini_root, "check")
+    assert code == 1 and len(lines) == 1
+    assert re.search(r"snippet\.code: did not return within 1(\.0)? s", lines[0]), lines

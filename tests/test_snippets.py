@@ -1,0 +1,40 @@
+"""Every metric's reference snippet reproduces its documented worked example, on CPU and on CUDA."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from generator.load import load_metrics
+from generator.snippets import as_floats, compile_function, materialize, mismatch
+
+from .conftest import ROOT
+
+ITEMS, _, _ = load_metrics(ROOT)
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"))]
+
+
+@pytest.fixture(autouse=True)
+def _no_tf32():
+    # TF32 matmuls on Ampere+ would change the last digits of GPU results
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+
+def test_every_metric_has_a_snippet_test():
+    assert len(ITEMS) == len(list((ROOT / "metrics").rglob("*.yaml"))), "a metric file failed to load: run `atlas check`"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("item", ITEMS, ids=[it.model.id for it in ITEMS])
+def test_snippet_reproduces_worked_example(item, device):
+    snippet = item.model.snippet
+    where = f"{item.path}:{item.line('snippet', 'code')}"
+    fn = compile_function(snippet.code, snippet.function, f"{item.path}#snippet")
+    try:
+        got = as_floats(fn(**materialize(snippet.example, device)))
+    except Exception as exc:  # noqa: BLE001 - report where the snippet lives
+        pytest.fail(f"{where}: snippet.code: raised {type(exc).__name__}: {exc}")
+    problem = mismatch(got, snippet.example.expected, snippet.example.atol)
+    if problem:
+        pytest.fail(f"{item.path}:{item.line('snippet', 'example', 'expected')}: snippet.example.expected: {problem} on {device}")
