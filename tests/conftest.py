@@ -35,3 +35,26 @@ def mini_root(tmp_path: Path) -> Path:
     path.write_text("\n".join("related: []" if ln.startswith("related:") else ln for ln in text.splitlines()) + "\n",
                     encoding="utf-8")
     return root
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """The real sources built once into a temporary site folder (all versions, all languages)."""
+    from generator.build import build_site
+
+    return build_site(ROOT, site_dir=tmp_path_factory.mktemp("site") / "site")
+
+
+@pytest.fixture(scope="session")
+def site_url(built_site):
+    """The built site served over HTTP on a free loopback port, as `atlas serve` serves it."""
+    import threading
+
+    from generator.serve import make_server
+
+    server = make_server(built_site, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()

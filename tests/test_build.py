@@ -1,0 +1,119 @@
+"""The built site: every metric in every language, edit links, maths rendered at build time, nothing external,
+the JSON index, the search index prepared for Chinese and Vietnamese, and atomic publishing."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from generator.build import publish
+from generator.load import load_metrics
+from generator.mkdocs_hooks import fold
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.xdist_group("site")
+
+ITEMS, _, _ = load_metrics(ROOT)
+LANGS = {"en": "", "zh": "zh/", "vi": "vi/"}
+LATEST = "1.16"
+
+
+def _page(site: Path, lang: str, item) -> Path:
+    return site / LATEST / LANGS[lang] / item.model.trainer / item.model.slug / "index.html"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_metric_has_a_page_in_every_language(built_site, lang):
+    for item in ITEMS:
+        html = _page(built_site, lang, item).read_text(encoding="utf-8")
+        assert f'<html lang="{lang}"' in html
+        assert f"<h1 id=" in html and item.model.key in html
+        assert item.model.title.get(lang) in html, f"{item.path}: {lang} title missing from its page"
+
+
+def test_pages_link_to_their_yaml_for_editing(built_site):
+    for item in ITEMS:
+        for lang in LANGS:
+            html = _page(built_site, lang, item).read_text(encoding="utf-8")
+            assert re.search(rf'href="[^"]*/edit/main/{re.escape(item.path)}"[^>]*rel="edit"', html), item.path
+
+
+def test_formulas_are_rendered_at_build_time(built_site):
+    for item in ITEMS:
+        html = _page(built_site, "en", item).read_text(encoding="utf-8")
+        assert 'class="katex-display"' in html and "<math" in html, item.path
+    css = built_site / LATEST / "assets/katex/katex.min.css"
+    fonts = re.findall(r"url\((fonts/[^)]+)\)", css.read_text(encoding="utf-8"))
+    assert fonts and all((css.parent / f).is_file() for f in fonts)
+
+
+def test_no_page_loads_anything_from_another_host(built_site):
+    loads = re.compile(r'<(?:script|img|iframe|source|link)\b[^>]*?(?:src|href)="(https?:)?//(?!127\.0\.0\.1[:/])')
+    for page in (built_site / LATEST).rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        bad = [m.group(0) for m in loads.finditer(html) if 'rel="canonical"' not in m.group(0)
+               and 'rel="alternate"' not in m.group(0)]
+        assert not bad, f"{page}: {bad[:2]}"
+        assert "fonts.googleapis" not in html and "cdn.jsdelivr" not in html
+
+
+def test_metrics_json_lists_every_key_with_working_urls(built_site):
+    api = json.loads((built_site / LATEST / "api/metrics.json").read_text(encoding="utf-8"))
+    assert api["trl"] == "1.16.0"
+    assert {m["id"] for m in api["metrics"]} == {it.model.id for it in ITEMS}
+    for entry in api["metrics"]:
+        assert set(entry["url"]) == set(LANGS) and all(entry["title"].values())
+        for url in entry["url"].values():
+            rel = url.split("/", 3)[3]  # strip scheme and host
+            assert (built_site / rel / "index.html").is_file(), url
+        assert entry["healthy"]["trend"] in {"rising", "falling", "flat", "stable", "any"}
+
+
+def test_version_root_and_versions_json(built_site):
+    versions = json.loads((built_site / "versions.json").read_text(encoding="utf-8"))
+    assert versions[0]["version"] == LATEST and "latest" in versions[0]["aliases"]
+    assert f'url={LATEST}/' in (built_site / "index.html").read_text(encoding="utf-8")
+
+
+def test_search_index_is_ready_for_chinese_and_vietnamese(built_site):
+    index = json.loads((built_site / LATEST / "search/search_index.json").read_text(encoding="utf-8"))
+    assert "\\u200b" in index["config"]["separator"] or "\u200b" in index["config"]["separator"]
+    zh = [d for d in index["docs"] if d["location"].startswith("zh/")]
+    vi = [d for d in index["docs"] if d["location"].startswith("vi/")]
+    assert zh and any("\u200b" in d["text"] for d in zh), "Chinese text was not segmented by jieba"
+    assert vi and all("keywords" in d for d in vi)
+    assert index["config"]["fields"]["keywords"]
+    # the folded copy really is diacritic-free
+    assert all(fold(d["keywords"]) == d["keywords"] for d in vi)
+
+
+def test_fold_removes_vietnamese_diacritics():
+    assert fold("ngưỡng cắt dưới, Đường") == "nguong cat duoi, Duong"
+
+
+def test_publish_replaces_the_site_whole(tmp_path):
+    site, new = tmp_path / "site", tmp_path / "new"
+    (site / "old").mkdir(parents=True)
+    (site / "old" / "page.html").write_text("old")
+    (new / "fresh").mkdir(parents=True)
+    (new / "fresh" / "page.html").write_text("new")
+    publish(new, site)
+    assert [p.name for p in site.iterdir()] == ["fresh"]
+    assert not new.exists()
+
+
+def test_failed_build_leaves_the_previous_site_untouched(mini_root, capsys):
+    from generator.cli import main
+
+    assert main(["--root", str(mini_root), "build"]) == 0
+    before = {p: p.read_bytes() for p in (mini_root / "site").rglob("*") if p.is_file()}
+    path = mini_root / "metrics/grpo/clip_ratio/low_mean.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("expected: 0.6", "expected: 0.5"), encoding="utf-8")
+    assert main(["--root", str(mini_root), "build"]) == 1
+    after = {p: p.read_bytes() for p in (mini_root / "site").rglob("*") if p.is_file()}
+    assert after == before
+    assert not [p for p in (mini_root / "build").iterdir()], "a failed build left its work folder behind"
