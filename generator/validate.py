@@ -14,7 +14,8 @@ from .load import Loaded
 from .schema import Text
 from .yamlsrc import Document, Path, dotted
 
-_HTML = re.compile(r"<\s*/?\s*[A-Za-z!?][^>]*>?|&#?\w+;")
+# a tag starts right after '<' (so prose such as "length < cap" or "a<b" without a closing '>' is fine)
+_HTML = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|<!--|<\?|<script|&#?\w+;", re.I)
 _JS_URL = re.compile(r"(?i)\b(javascript|vbscript|data)\s*:")
 _CODE = re.compile(r"`[^`]*`")
 
