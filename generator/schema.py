@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 
-KEY_PATTERN = r"^[a-z_]+(/[a-z_{}]+)*$"
+KEY_PATTERN = r"^[a-z_{}]+(/[a-z_{}]+)*$"
 IDENT = r"^[a-z][a-z0-9_]*$"
 
 

@@ -126,7 +126,7 @@ def check_snippets(items: list[Loaded], timeout: float = 10.0) -> list[SourceErr
             "code": it.model.snippet.code,
             "function": it.model.snippet.function,
             "filename": f"{it.path}#snippet",
-            "example": it.model.snippet.example.model_dump(mode="json"),
+            "example": it.model.snippet.example.model_dump(),  # python mode keeps NaN (json.dumps writes NaN)
             "timeout": timeout,
         }
         for it in items

@@ -129,3 +129,10 @@ def test_snippet_that_never_returns_times_out(mini_root, capsys, monkeypatch):
     code, lines = _run(capsys, mini_root, "check")
     assert code == 1 and len(lines) == 1
     assert re.search(r"snippet\.code: did not return within 1(\.0)? s", lines[0]), lines
+
+
+def test_nan_in_example_inputs_reaches_the_snippet(mini_root, capsys):
+    """YAML `.nan` (a reward function that returned None, a masked slot) survives the trip to the snippet runner."""
+    _edit(mini_root, EXEMPLAR, "- [[0.70, 0.90, 0.60]", "- [[0.70, 0.90, .nan]")
+    code, lines = _run(capsys, mini_root, "check")
+    assert (code, lines) == (0, [])
