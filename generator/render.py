@@ -130,9 +130,16 @@ def _trainer_rows(ctx: Ctx, trainer: str) -> list[dict[str, Any]]:
     items.sort(key=lambda m: (order[m.category], m.order, m.key))
     return [
         {"m": m, "href": _rel(f"{trainer}/index.md", page_path(m, cfg.default_lang, cfg.default_lang)),
-         "healthy": ctx.bounds(m.healthy.range) if m.healthy.range else ctx.t("task_dependent")}
+         "healthy": _healthy_cell(ctx, m)}
         for m in items
     ]
+
+
+def _healthy_cell(ctx: Ctx, m: Any) -> str:
+    """The healthy range when there is one; otherwise what the maths allows and the expected trend."""
+    if m.healthy.range:
+        return ctx.bounds(m.healthy.range)
+    return f"{ctx.bounds(m.healthy.bounds)} · {ctx.t('trend_' + m.healthy.trend)}"
 
 
 def render_trainer_index(ctx: Ctx, trainer: str) -> str:

@@ -117,3 +117,17 @@ def test_failed_build_leaves_the_previous_site_untouched(mini_root, capsys):
     after = {p: p.read_bytes() for p in (mini_root / "site").rglob("*") if p.is_file()}
     assert after == before
     assert not [p for p in (mini_root / "build").iterdir()], "a failed build left its work folder behind"
+
+
+def test_symbol_with_pipes_stays_in_its_table_cell(mini_root):
+    """A TeX symbol such as |o_i| must not split the Markdown table row it is rendered into."""
+    path = mini_root / "metrics/grpo/clip_ratio/low_mean.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("    - tex: M\n", '    - tex: "|M|"\n', 1),
+                    encoding="utf-8")
+    from generator.build import build_site
+
+    site = build_site(mini_root)
+    html = (site / LATEST / "grpo/clip_ratio/low_mean/index.html").read_text(encoding="utf-8")
+    table = html[html.index('id="formula"'):html.index('id="snippet"')]
+    rows = re.findall(r"<tr>(.*?)</tr>", table, flags=re.S)
+    assert rows and all(row.count("<td") == 2 for row in rows[1:]), "a symbol row was split into extra cells"
