@@ -19,6 +19,7 @@ from .mathtex import KATEX_DIST
 from .render import Ctx, metrics_api, page_path, render_coverage, render_home, render_metric, render_trainer_index
 
 ASSETS = Path(__file__).with_name("assets")
+PROJECT = Path(__file__).resolve().parents[1]  # where the generator is installed (editable): its hooks, dictionaries
 
 
 def generate_docs(atlas: Atlas, version: Version, docs: Path, langs: list[str]) -> int:
@@ -55,6 +56,11 @@ def _copy_assets(dest: Path) -> None:
     shutil.copytree(katex / "fonts", dest / "katex" / "fonts", dirs_exist_ok=True)
 
 
+def _resolve(root: Path, rel: str) -> Path:
+    """Files of the generator package come from its installation; anything else from the sources root."""
+    return PROJECT / rel if rel.startswith("generator/") else root / rel
+
+
 def mkdocs_config(atlas: Atlas, version: Version, docs: Path, out: Path, langs: list[str]) -> dict[str, Any]:
     """The base mkdocs.yml with this version's paths, URL, nav and languages filled in."""
     root = atlas.root
@@ -64,15 +70,16 @@ def mkdocs_config(atlas: Atlas, version: Version, docs: Path, out: Path, langs: 
     base["site_dir"] = str(out)
     base["site_url"] = f"{cfg.site_url}{version.name}/"
     base["site_name"] = cfg.site_name
-    base["theme"]["custom_dir"] = str(root / base["theme"]["custom_dir"])
-    base["hooks"] = [str(root / h) for h in base.get("hooks", [])]
+    if "custom_dir" in base["theme"]:
+        base["theme"]["custom_dir"] = str(_resolve(root, base["theme"]["custom_dir"]))
+    base["hooks"] = [str(_resolve(root, h)) for h in base.get("hooks", [])]
     base["nav"] = ["index.md"] + [
         {t.upper(): [f"{t}/index.md", f"{t}/conformance.md"]} for t in version.trainers
     ]
     base["not_in_nav"] = "\n".join(f"/{t}/**" for t in version.trainers)
     for plugin in base["plugins"]:
         if isinstance(plugin, dict) and "search" in plugin:
-            plugin["search"]["jieba_dict_user"] = str(root / plugin["search"]["jieba_dict_user"])
+            plugin["search"]["jieba_dict_user"] = str(_resolve(root, plugin["search"]["jieba_dict_user"]))
         if isinstance(plugin, dict) and "i18n" in plugin:
             plugin["i18n"]["languages"] = [
                 {"locale": lang.code, "name": lang.name, "default": lang.default, "build": lang.code in langs,
