@@ -1,5 +1,7 @@
-"""Full `atlas build` (validate, run snippets, render KaTeX, generate Markdown, mkdocs for every version and
-language) against a bare `mkdocs build` of the same generated Markdown. Prints medians of N runs and the ratio.
+"""`atlas build` (validate, run snippets, render KaTeX, generate Markdown, mkdocs for every version and language)
+against a bare `mkdocs build` of the same generated Markdown, each in a new process as a user runs them.
+`atlas build` is measured cold (empty .cache/atlas: every snippet and formula runs) and warm (the usual rebuild:
+only edited snippets and formulas run). Prints medians of N runs and ratios against the bare build.
 
     .venv/bin/python benchmarks/build_time.py [--runs 3]
 """
@@ -17,7 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from generator.build import build_site, generate_docs, mkdocs_config, run_mkdocs  # noqa: E402
+import yaml  # noqa: E402
+
+from generator.build import build_site, generate_docs, mkdocs_config  # noqa: E402
 from generator.collect import collect  # noqa: E402
 
 
@@ -42,28 +46,39 @@ def main() -> None:
             pages = generate_docs(atlas, version, docs, langs)
             prepared.append((version, docs, pages))
 
-        def bare() -> None:
-            for version, docs, _ in prepared:
-                out = tmp_path / "bare" / version.name
-                run_mkdocs(mkdocs_config(atlas, version, docs, out, langs), tmp_path / f"bare-{version.name}.yml")
+        configs = []
+        for version, docs, _ in prepared:
+            cfg = tmp_path / f"bare-{version.name}.yml"
+            cfg.write_text(yaml.safe_dump(mkdocs_config(atlas, version, docs, tmp_path / "bare" / version.name, langs),
+                                          allow_unicode=True), encoding="utf-8")
+            configs.append(cfg)
 
-        def full() -> None:
-            # a fresh process each time, as a user runs it (no warm imports or caches of this process)
-            subprocess.run([sys.executable, "-m", "generator.cli", "--root", str(ROOT), "build",
+        def bare() -> None:
+            for cfg in configs:
+                subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(cfg)], check=True,
+                               cwd=ROOT, capture_output=True)
+
+        def full(cold: bool) -> None:
+            extra = ["--no-cache"] if cold else []
+            subprocess.run([sys.executable, "-m", "generator.cli", "--root", str(ROOT), "build", *extra,
                             "--site-dir", str(tmp_path / "full")], check=True, cwd=ROOT, capture_output=True)
 
-        full_times = [timed(full) for _ in range(args.runs)]
+        full(cold=False)  # fill the cache once
         bare_times = [timed(bare) for _ in range(args.runs)]
+        warm_times = [timed(lambda: full(cold=False)) for _ in range(args.runs)]
+        cold_times = [timed(lambda: full(cold=True)) for _ in range(args.runs)]
         inproc_times = [timed(lambda: build_site(ROOT, site_dir=tmp_path / "inproc", atlas=atlas))
                         for _ in range(args.runs)]
     pages = sum(p for _, _, p in prepared)
-    f, b, i = statistics.median(full_times), statistics.median(bare_times), statistics.median(inproc_times)
+    b, w, c, i = (statistics.median(t) for t in (bare_times, warm_times, cold_times, inproc_times))
     print(f"versions: {[v.name for v, _, _ in prepared]}, languages: {langs}, generated pages: {pages}")
-    print(f"full `atlas build` (new process, validation + snippets + KaTeX + mkdocs), median of {args.runs}: {f:.2f} s")
-    print(f"bare `mkdocs build` of the same Markdown, median of {args.runs}: {b:.2f} s")
-    print(f"render + mkdocs from validated models (in process), median of {args.runs}: {i:.2f} s")
-    print(f"ratio full / bare: {f / b:.3f} (generation adds {100 * (f / b - 1):.1f}%)")
-    print(f"ratio render+mkdocs / bare: {i / b:.3f} (rendering adds {100 * (i / b - 1):.1f}%)")
+    print(f"bare `mkdocs build` of the same Markdown (new process), median of {args.runs}: {b:.2f} s")
+    print(f"`atlas build`, warm cache (new process), median of {args.runs}: {w:.2f} s "
+          f"-> ratio {w / b:.3f}, generation adds {100 * (w / b - 1):.1f}%")
+    print(f"`atlas build --no-cache`, every snippet and formula run (new process), median of {args.runs}: {c:.2f} s "
+          f"-> ratio {c / b:.3f}, generation adds {100 * (c / b - 1):.1f}%")
+    print(f"render + mkdocs from validated models (in process), median of {args.runs}: {i:.2f} s "
+          f"-> ratio {i / b:.3f}")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ def _root(args: argparse.Namespace) -> Path:
 def cmd_check(args: argparse.Namespace) -> int:
     from .collect import collect
 
-    atlas = collect(_root(args), run_snippets=not args.no_snippets)
+    atlas = collect(_root(args), run_snippets=not args.no_snippets, use_cache=not args.no_cache)
     print(f"ok: {len(atlas.metrics)} metrics, {len(atlas.config.lang_codes)} languages", file=sys.stderr)
     return 0
 
@@ -25,8 +25,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_build(args: argparse.Namespace) -> int:
     from .build import build_site
 
-    out = build_site(_root(args), site_dir=Path(args.site_dir) if args.site_dir else None,
-                     versions=args.version, langs=args.lang)
+    from .collect import collect
+
+    root = _root(args)
+    out = build_site(root, site_dir=Path(args.site_dir) if args.site_dir else None, versions=args.version,
+                     langs=args.lang, atlas=collect(root, use_cache=not args.no_cache))
     print(f"built {out}", file=sys.stderr)
     return 0
 
@@ -55,11 +58,13 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("check", help="validate every source; one line per error")
     p.add_argument("--no-snippets", action="store_true", help="skip running the snippets (faster)")
+    p.add_argument("--no-cache", action="store_true", help="re-run every snippet and formula (ignore .cache/atlas)")
     p.set_defaults(func=cmd_check)
     p = sub.add_parser("build", help="build the static site into site/ (atomically)")
     p.add_argument("--site-dir", help="output folder (default: <root>/site)")
     p.add_argument("--version", action="append", help="only this TRL release line (repeatable)")
     p.add_argument("--lang", action="append", help="only this language (repeatable)")
+    p.add_argument("--no-cache", action="store_true", help="re-run every snippet and formula (ignore .cache/atlas)")
     p.set_defaults(func=cmd_build)
     p = sub.add_parser("serve", help="build, then serve on http://127.0.0.1:8000")
     p.add_argument("--addr", default="127.0.0.1")

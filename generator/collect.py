@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .cache import Cache, cache_dir
 from .config import Config, Term, load_config, load_terms, load_ui
 from .errors import SourceError, SourceErrors
 from .load import Loaded, load_metrics
@@ -43,8 +44,9 @@ def _missing_ui(config: Config, ui: dict[str, dict[str, str]]) -> list[SourceErr
     ]
 
 
-def collect(root: Path, run_snippets: bool = True) -> Atlas:
+def collect(root: Path, run_snippets: bool = True, use_cache: bool = True) -> Atlas:
     root = root.resolve()
+    cache = Cache(cache_dir(root) / "results.json" if use_cache else None)
     errors: list[SourceError] = []
     config = load_config(root)
     terms, ui = {}, {}
@@ -58,7 +60,7 @@ def collect(root: Path, run_snippets: bool = True) -> Atlas:
     metrics, docs, errs = load_metrics(root)
     errors += errs + check_all(metrics, docs, config, terms)
     jobs = _math_jobs(metrics)
-    rendered = render_many([(tex, display) for _, _, tex, display in jobs])
+    rendered = render_many([(tex, display) for _, _, tex, display in jobs], cache)
     math: dict[tuple[str, bool], str] = {}
     for (it, loc, tex, display), res in zip(jobs, rendered):
         if res.error is not None:
@@ -67,7 +69,8 @@ def collect(root: Path, run_snippets: bool = True) -> Atlas:
         else:
             math[(tex, display)] = res.html or ""
     if run_snippets:
-        errors += check_snippets(metrics)
+        errors += check_snippets(metrics, cache=cache)
+    cache.save()
     if errors:
         raise SourceErrors(errors)
     return Atlas(root, config, metrics, ui, terms, math)

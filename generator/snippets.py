@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import io
 import json
 import math
@@ -12,6 +13,8 @@ import subprocess
 import sys
 from typing import Any
 
+from . import cache as _cache
+from .cache import Cache
 from .errors import SourceError
 from .load import Loaded
 from .schema import Example, Tensor
@@ -117,20 +120,24 @@ def _worker() -> None:
     json.dump(results, sys.stdout)
 
 
-def check_snippets(items: list[Loaded], timeout: float = 10.0) -> list[SourceError]:
-    """Run every snippet on its example (CPU) in one child process; one error per failing snippet."""
+def check_snippets(items: list[Loaded], timeout: float = 10.0, cache: Cache | None = None) -> list[SourceError]:
+    """Run every snippet on its example (CPU) in one child process; one error per failing snippet.
+    Snippets whose code and example passed before (same torch) are not run again."""
+    cache = cache or Cache(None)
+    torch_version = importlib.metadata.version("torch")
+    todo, jobs, keys = [], [], []
+    for it in items:
+        example = it.model.snippet.example.model_dump()  # python mode keeps NaN (json.dumps writes NaN)
+        k = _cache.key("snippet", it.model.snippet.code, it.model.snippet.function, example, torch_version)
+        if cache.get(k) is not None:
+            continue
+        todo.append(it)
+        keys.append(k)
+        jobs.append({"code": it.model.snippet.code, "function": it.model.snippet.function,
+                     "filename": f"{it.path}#snippet", "example": example, "timeout": timeout})
+    items = todo
     if not items:
         return []
-    jobs = [
-        {
-            "code": it.model.snippet.code,
-            "function": it.model.snippet.function,
-            "filename": f"{it.path}#snippet",
-            "example": it.model.snippet.example.model_dump(),  # python mode keeps NaN (json.dumps writes NaN)
-            "timeout": timeout,
-        }
-        for it in items
-    ]
     env = dict(os.environ, PYTHONHASHSEED="0", CUDA_VISIBLE_DEVICES="")
     try:
         proc = subprocess.run(
@@ -144,8 +151,10 @@ def check_snippets(items: list[Loaded], timeout: float = 10.0) -> list[SourceErr
     if results is None:
         return [SourceError(items[0].path, 1, "snippet", "the snippet runner crashed; run the snippets one by one")]
     errors = []
-    for it, res in zip(items, results):
-        if "error" in res:
+    for it, k, res in zip(items, keys, results):
+        if "error" not in res:
+            cache.put(k, res["value"])
+        else:
             field = "snippet.example.expected" if res["error"].startswith("returned") else "snippet.code"
             loc = ("snippet", "example", "expected") if field.endswith("expected") else ("snippet", "code")
             errors.append(SourceError(it.path, it.doc.line_of(loc), field, res["error"]))

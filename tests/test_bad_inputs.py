@@ -136,3 +136,15 @@ def test_nan_in_example_inputs_reaches_the_snippet(mini_root, capsys):
     _edit(mini_root, EXEMPLAR, "- [[0.70, 0.90, 0.60]", "- [[0.70, 0.90, .nan]")
     code, lines = _run(capsys, mini_root, "check")
     assert (code, lines) == (0, [])
+
+
+def test_cache_never_hides_a_changed_example(mini_root, capsys):
+    """A snippet that passed is cached by content; editing its example or code is a miss and is checked again."""
+    assert _run(capsys, mini_root, "check") == (0, [])
+    assert (mini_root / ".cache" / "atlas" / "results.json").is_file()
+    CASES["wrong_example_output"][0](mini_root)
+    code, lines = _run(capsys, mini_root, "check")
+    assert code == 1 and "snippet.example.expected" in lines[0]
+    CASES["invalid_latex"][0](mini_root)
+    code, lines = _run(capsys, mini_root, "check")
+    assert [LINE.match(ln)["field"] for ln in lines] == ["formula.tex", "snippet.example.expected"]
