@@ -23,7 +23,12 @@ _ENV = jinja2.Environment(
 _ENV.filters["oneline"] = lambda s: " ".join(str(s).split())
 _ENV.filters["cell"] = lambda s: " ".join(str(s).split()).replace("|", "\\|")
 
-TRL_CODE_URL = "https://github.com/huggingface/trl/blob/v{version}/{file}#L{line}"
+CODE_URLS = {  # where each package's tagged source lives; files in SourceRef are paths inside the package
+    "trl": "https://github.com/huggingface/trl/blob/v{version}/{file}#L{line}",
+    "transformers": "https://github.com/huggingface/transformers/blob/v{version}/src/{file}#L{line}",
+    "accelerate": "https://github.com/huggingface/accelerate/blob/v{version}/src/{file}#L{line}",
+}
+PACKAGE_NAMES = {"trl": "TRL", "transformers": "Transformers", "accelerate": "Accelerate"}
 
 
 def page_path(m: Any, lang: str, default_lang: str) -> str:
@@ -74,11 +79,15 @@ class Ctx:
 
     def base(self, **kw: Any) -> dict[str, Any]:
         return dict(t=self.t, text=self.text, bounds=self.bounds, flag=self.flag, math=self.math,
-                    code_url=code_url, version=self.version, lang=self.lang, **kw)
+                    code_url=code_url, package_name=package_name, version=self.version, lang=self.lang, **kw)
 
 
 def code_url(ref: SourceRef) -> str:
-    return TRL_CODE_URL.format(version=ref.version, file=ref.file, line=ref.line)
+    return CODE_URLS[ref.package].format(version=ref.version, file=ref.file, line=ref.line)
+
+
+def package_name(ref: SourceRef) -> str:
+    return f"{PACKAGE_NAMES[ref.package]} {ref.version}"
 
 
 def _py(value: Any) -> str:

@@ -98,9 +98,11 @@ class Troubleshoot(Strict):
 
 
 class SourceRef(Strict):
-    file: str = Field(description="Path inside the TRL package, e.g. `trl/trainer/grpo_trainer.py`.")
+    package: Literal["trl", "transformers", "accelerate"] = Field(
+        "trl", description="The package whose code this points to (TRL by default).")
+    file: str = Field(description="Path inside the package, e.g. `trl/trainer/grpo_trainer.py`.")
     line: int = Field(ge=1)
-    version: str = Field(description="TRL release the line number refers to.")
+    version: str = Field(description="Release of that package the line number refers to.")
 
 
 class Correction(Strict):
