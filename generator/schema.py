@@ -42,7 +42,8 @@ class Example(Strict):
     inputs: dict[str, Tensor | float | int | bool | str | None] = Field(
         description="Keyword arguments of the function: tensors as {value, dtype}, plain values as is."
     )
-    expected: float | list[float] | None = Field(description="What the function returns; null means NaN/None.")
+    expected: float | list[float | None] | None = Field(
+        description="What the function returns (one number, or one per item); null means NaN/None.")
     atol: float = Field(1e-6, ge=0)
     explanation: Text = Field(description="How a person checks `expected` by hand.")
 

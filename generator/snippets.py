@@ -45,12 +45,12 @@ def compile_function(code: str, function: str, filename: str) -> Any:
     return namespace[function]
 
 
-def as_floats(value: Any) -> float | list[float] | None:
+def as_floats(value: Any) -> float | list[float | None] | None:
     """A snippet's result as plain floats (a tensor, a float, or a list of them)."""
     if hasattr(value, "detach"):
         value = value.detach().cpu().tolist()
     if isinstance(value, (list, tuple)):
-        return [float(v) for v in value]
+        return [None if v is None else float(v) for v in value]
     if value is None:
         return None
     return float(value)
@@ -120,10 +120,14 @@ def _worker() -> None:
     json.dump(results, sys.stdout)
 
 
-def check_snippets(items: list[Loaded], timeout: float = 10.0, cache: Cache | None = None) -> list[SourceError]:
+TIMEOUT_S = 10.0  # per snippet; a worked example is a handful of numbers, so anything slower is a bug
+
+
+def check_snippets(items: list[Loaded], timeout: float | None = None, cache: Cache | None = None) -> list[SourceError]:
     """Run every snippet on its example (CPU) in one child process; one error per failing snippet.
     Snippets whose code and example passed before (same torch) are not run again."""
     cache = cache or Cache(None)
+    timeout = TIMEOUT_S if timeout is None else timeout
     torch_version = importlib.metadata.version("torch")
     todo, jobs, keys = [], [], []
     for it in items:

@@ -124,7 +124,7 @@ def test_build_reports_the_same_line_and_writes_nothing(case, mini_root, capsys)
 def test_snippet_that_never_returns_times_out(mini_root, capsys, monkeypatch):
     import generator.snippets as snippets
 
-    monkeypatch.setattr(snippets.check_snippets, "__defaults__", (1.0,))
+    monkeypatch.setattr(snippets, "TIMEOUT_S", 1.0)
     _edit(mini_root, EXEMPLAR, "        per_micro_batch = []\n", "        per_micro_batch = []\n        while True:\n            pass\n")
     code, lines = _run(capsys, mini_root, "check")
     assert code == 1 and len(lines) == 1

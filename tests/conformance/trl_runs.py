@@ -12,13 +12,14 @@ What is recorded, per run:
   passed to ``log_metric`` and the ``num_input_tokens_seen`` counter;
 * one :class:`MicroBatch` per call of ``_compute_loss``: the inputs TRL's loss saw and the log-probabilities /
   entropies TRL's own ``_get_per_token_logps_and_entropies`` returned inside that call (the bit-exact path), the
+  unscaled logits of a plain forward with the same parameters (TRL's fused LM head never materialises them), the
   loss it returned and the entropy-controller state around it;
 * one :class:`OptStep` per optimizer step: the gradients right before ``optimizer.step()`` (after HF's clipping, which
   the large ``max_grad_norm`` makes a no-op), the learning rate the scheduler reported, and the epoch bookkeeping.
 
-Each record carries ``log_step``: the ``step`` of the ``log_history`` entry its metric values end up in. Everything is
-captured while ``state.global_step == g``, and the entry written after that optimizer step has ``step == g + 1``
-(``logging_steps=1``).
+Each record carries ``log_step = state.global_step + 1`` at capture time: the optimizer step it belongs to. A log
+entry with ``step == s`` averages the records of the optimizer steps after the previous entry up to ``s``
+(``Run.window``); with ``logging_steps=1`` that is exactly ``log_step == s``.
 """
 
 from __future__ import annotations
@@ -33,12 +34,12 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-# Must be set before transformers / huggingface_hub are imported anywhere in the process.
-_HF_HOME = tempfile.mkdtemp(prefix="atlas-conformance-hf-")
-os.environ.setdefault("HF_HOME", _HF_HOME)
+# No Hub access: set before transformers / huggingface_hub are first imported (they read these at import time).
+os.environ["HF_HOME"] = os.path.join(tempfile.gettempdir(), "atlas-conformance-hf-home")
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("WANDB_DISABLED", "true")
 os.environ.setdefault("DISABLE_MLFLOW_INTEGRATION", "TRUE")
@@ -58,31 +59,43 @@ CUSTOM_METRIC = "share_with_c"  # the key the third reward function logs through
 # --------------------------------------------------------------------------------------------------------------------
 
 
-def count_a(completions, **kwargs):
-    """Number of 'a' tokens, a small integer reward."""
-    return [float(c.split().count("a")) for c in completions]
+def make_reward_funcs(none_steps: frozenset[int] = frozenset(), unscorable_first: str | None = None) -> list:
+    """The three reward functions of a run. TRL names each after its ``__name__``.
 
+    none_steps: optimizer steps (``trainer_state.global_step`` at generation) at which ``short_bonus`` returns None
+    for every completion (an all-NaN column: the window mean drops it, or logs None if nothing is left);
+    unscorable_first: completions starting with this word get None from every function (an unscorable row).
+    """
 
-def short_bonus(completions, completion_ids, **kwargs):
-    """1 / length, but None (unscorable) when the completion starts with 'b' or 'h'."""
-    out = []
-    for text, ids in zip(completions, completion_ids, strict=True):
+    def unscorable(text):
         words = text.split()
-        if words and words[0] in ("b", "h"):
-            out.append(None)
-        else:
-            out.append(1.0 / len(ids))
-    return out
+        return unscorable_first is not None and bool(words) and words[0] == unscorable_first
+
+    def count_a(completions, **kwargs):
+        """Number of 'a' tokens, a small integer reward."""
+        return [None if unscorable(c) else float(c.split().count("a")) for c in completions]
+
+    def short_bonus(completions, completion_ids, trainer_state, **kwargs):
+        """1 / length, but None when the completion starts with 'b' or 'h' (or at the steps in none_steps)."""
+        out = []
+        for text, ids in zip(completions, completion_ids, strict=True):
+            words = text.split()
+            if trainer_state.global_step in none_steps or unscorable(text) or (words and words[0] in ("b", "h")):
+                out.append(None)
+            else:
+                out.append(1.0 / len(ids))
+        return out
+
+    def has_c(completions, log_metric, **kwargs):
+        """1 if the completion contains 'c'; logs the share of such completions as a custom metric."""
+        rewards = [None if unscorable(c) else (1.0 if "c" in c.split() else 0.0) for c in completions]
+        scored = [r for r in rewards if r is not None]
+        log_metric(CUSTOM_METRIC, sum(scored) / max(len(scored), 1))
+        return rewards
+
+    return [count_a, short_bonus, has_c]
 
 
-def has_c(completions, log_metric, **kwargs):
-    """1 if the completion contains 'c'; logs the batch share of such completions as a custom metric."""
-    rewards = [1.0 if "c" in c.split() else 0.0 for c in completions]
-    log_metric(CUSTOM_METRIC, sum(rewards) / len(rewards))
-    return rewards
-
-
-REWARD_FUNCS = [count_a, short_bonus, has_c]
 REWARD_WEIGHTS = [1.0, 0.5, -2.0]
 
 
@@ -104,6 +117,7 @@ class GenBatch:
     num_items_in_batch: torch.Tensor
     completion_mask: torch.Tensor  # [N, T]
     logged_metrics: dict[str, list[float]]  # values passed to log_metric, by name
+    num_input_tokens_seen_before: int  # state.num_input_tokens_seen before this batch
     num_input_tokens_seen: int  # the counter after this batch
     eos_token_ids: list[int]
     pad_token_id: int
@@ -115,6 +129,19 @@ class GenBatch:
     @property
     def prompt_lengths(self) -> torch.Tensor:
         return torch.tensor([len(ids) for ids in self.prompt_ids])
+
+    @property
+    def length_mask(self) -> torch.Tensor:
+        """[N, T] completion mask rebuilt from the completion lengths (1 up to and including EOS, 0 on padding)."""
+        lengths = self.completion_lengths
+        width = int(lengths.max())
+        return (torch.arange(width).unsqueeze(0) < lengths.unsqueeze(1)).long()
+
+    @property
+    def padded_completion_ids(self) -> torch.Tensor:
+        """[N, T] completion ids, right-padded with the pad id."""
+        width = max(len(ids) for ids in self.completion_ids)
+        return torch.tensor([ids + [self.pad_token_id] * (width - len(ids)) for ids in self.completion_ids])
 
     @property
     def is_truncated(self) -> torch.Tensor:
@@ -132,6 +159,7 @@ class MicroBatch:
     advantages: torch.Tensor  # [B]
     per_token_logps: torch.Tensor  # [B, T], TRL's own values from this forward
     entropies: torch.Tensor  # [B, T]
+    logits: torch.Tensor  # [B, T, V] unscaled logits predicting each completion token (a plain forward, same params)
     old_per_token_logps_input: torch.Tensor | None  # what TRL received (None when on-policy)
     ref_per_token_logps: torch.Tensor | None
     num_items_in_batch: torch.Tensor
@@ -162,9 +190,8 @@ class OptStep:
     grads: list[torch.Tensor]  # every parameter gradient right before optimizer.step()
     learning_rate: float  # the scheduler's current value (what HF logs)
     optimizer_step_index: int  # global_step before the step (0-based)
-    micro_steps_done: int  # micro-batches processed so far, this one included
+    micro_steps_done: int  # micro-batches processed so far (GRPOTrainer._step)
     steps_in_epoch: int  # len(train_dataloader) as HF counts it
-    epoch_index: int
 
 
 @dataclass
@@ -177,20 +204,26 @@ class Run:
     opt_steps: list[OptStep] = field(default_factory=list)
     reward_func_names: list[str] = field(default_factory=list)
     custom_metric_names: list[str] = field(default_factory=list)
+    num_prompts: int = 0  # rows of the training dataset
     seconds: float = 0.0
 
     def entries(self) -> list[dict[str, Any]]:
         """The per-step training log entries (the final runtime summary left out)."""
         return [e for e in self.log_history if "step" in e and "train_runtime" not in e]
 
+    def window(self, step: int) -> range:
+        """The optimizer steps (1-based, as ``log_step``) whose values the log entry ``step`` averages."""
+        earlier = [e["step"] for e in self.entries() if e["step"] < step]
+        return range((max(earlier) if earlier else 0) + 1, step + 1)
+
     def gen_for(self, step: int) -> list[GenBatch]:
-        return [g for g in self.gen_batches if g.log_step == step]
+        return [g for g in self.gen_batches if g.log_step in self.window(step)]
 
     def micro_for(self, step: int) -> list[MicroBatch]:
-        return [m for m in self.micro_batches if m.log_step == step]
+        return [m for m in self.micro_batches if m.log_step in self.window(step)]
 
     def opt_for(self, step: int) -> list[OptStep]:
-        return [o for o in self.opt_steps if o.log_step == step]
+        return [o for o in self.opt_steps if o.log_step in self.window(step)]
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -274,9 +307,10 @@ RUN_CONFIGS: dict[str, dict[str, Any]] = {
     # default loss (dapo) with every generic metric
     "main": {},
     # CISPO: `cispo_clip_ratio` (ε_high is an absolute cap on the ratio there)
-    "cispo": dict(loss_type="cispo", epsilon_high=1.02, max_steps=4),
-    # VESPO: `vespo/phi_seq_mean`
-    "vespo": dict(loss_type="vespo", max_steps=4),
+    # (and one scale for the whole batch: frac_reward_zero_std can only be 0 or 1)
+    "cispo": dict(loss_type="cispo", epsilon_high=1.02, max_steps=4, scale_rewards="batch"),
+    # VESPO: `vespo/phi_seq_mean` (and the other aggregation of several reward functions)
+    "vespo": dict(loss_type="vespo", max_steps=4, multi_objective_aggregation="normalize_then_sum"),
     # entropy bonus with the adaptive controller (target near ln|V| so the coefficient moves up and down):
     # `policy_loss`, `entropy_coef`; loss_type "grpo" exercises the per-sequence normalisation.
     "entropy": dict(
@@ -287,6 +321,20 @@ RUN_CONFIGS: dict[str, dict[str, Any]] = {
         entropy_coef_delta=0.01,
         max_steps=6,
     ),
+    # a static entropy bonus with the default loss (dapo): `policy_loss`, a constant `entropy_coef`
+    "entropy_dapo": dict(entropy_coef=0.01, max_steps=4),
+    # logging windows of two optimizer steps, a generation every optimizer step, on-policy (TRL passes no old
+    # log-probs, the ratio is exactly 1): window means over several generation batches, NaN dropped, None logged
+    # when nothing is left (see RUN_REWARDS), and loss / grad_norm / learning_rate over a two-step window;
+    # a sampling temperature != 1 (log-probs and entropies are taken on the scaled logits).
+    "window": dict(
+        logging_steps=2, steps_per_generation=2, num_iterations=1, max_steps=6, learning_rate=0.05, temperature=0.8
+    ),
+}
+
+# Per-run reward function settings (see make_reward_funcs).
+RUN_REWARDS: dict[str, dict[str, Any]] = {
+    "window": dict(none_steps=frozenset({2, 3, 4}), unscorable_first="h"),
 }
 
 
@@ -321,6 +369,7 @@ def _install_probes(trainer, run: Run) -> None:
 
     def _generate_and_score_completions(inputs):
         log_step = trainer.state.global_step + 1
+        seen_before = int(trainer.state.num_input_tokens_seen)
         out = orig_gas(inputs)
         g = state["gen"]
         run.gen_batches.append(
@@ -336,6 +385,7 @@ def _install_probes(trainer, run: Run) -> None:
                 num_items_in_batch=out["num_items_in_batch"].detach().clone(),
                 completion_mask=out["completion_mask"].detach().clone(),
                 logged_metrics=g.get("logged", {}),
+                num_input_tokens_seen_before=seen_before,
                 num_input_tokens_seen=int(trainer.state.num_input_tokens_seen),
                 eos_token_ids=list(trainer.eos_token_ids),
                 pad_token_id=trainer._tokenizer.pad_token_id,
@@ -360,6 +410,13 @@ def _install_probes(trainer, run: Run) -> None:
         coef_before = float(trainer.entropy_coef)
         last_world_before = float(trainer._last_world_entropy)
         sync = bool(trainer.accelerator.sync_gradients)
+        # A plain forward with the parameters the loss sees (before this step's update): the unscaled logits that
+        # predict each completion token. TRL's own path uses a fused LM head and never materialises them.
+        with torch.no_grad():
+            input_ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], dim=1)
+            attention_mask = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], dim=1)
+            width = inputs["completion_ids"].size(1)
+            logits = model(input_ids=input_ids, attention_mask=attention_mask).logits[:, -width - 1 : -1, :]
         state["capture_logps"], state["logps"] = True, None
         try:
             loss = orig_compute_loss(model, inputs)
@@ -381,6 +438,7 @@ def _install_probes(trainer, run: Run) -> None:
                 advantages=grab("advantages"),
                 per_token_logps=logps,
                 entropies=ents,
+                logits=logits.detach().clone(),
                 old_per_token_logps_input=grab("old_per_token_logps"),
                 ref_per_token_logps=grab("ref_per_token_logps"),
                 num_items_in_batch=grab("num_items_in_batch"),
@@ -428,7 +486,6 @@ def _install_probes(trainer, run: Run) -> None:
                     optimizer_step_index=st.global_step - 1,
                     micro_steps_done=trainer._step,
                     steps_in_epoch=self.steps_in_epoch,
-                    epoch_index=int(st.epoch - 1e-9) if st.epoch else 0,
                 )
             )
 
@@ -445,17 +502,19 @@ def run_grpo(name: str, workdir: str | None = None) -> Run:
 
     start = time.perf_counter()
     overrides = RUN_CONFIGS[name]
-    workdir = workdir or tempfile.mkdtemp(prefix=f"atlas-grpo-{name}-")
+    if workdir is None:
+        workdir = tempfile.mkdtemp(prefix=f"atlas-grpo-{name}-")
     set_seed(0)
     random.seed(0)
     tok = make_tokenizer()
     model = make_model(tok, os.path.join(workdir, "model"), seed=0)
     args = GRPOConfig(output_dir=os.path.join(workdir, "out"), **{**BASE_CONFIG, **overrides})
     dataset = Dataset.from_dict({"prompt": PROMPTS})
+    reward_funcs = make_reward_funcs(**RUN_REWARDS.get(name, {}))
     trainer = GRPOTrainer(
-        model=model, processing_class=tok, reward_funcs=list(REWARD_FUNCS), args=args, train_dataset=dataset
+        model=model, processing_class=tok, reward_funcs=reward_funcs, args=args, train_dataset=dataset
     )
-    run = Run(name=name, args=args, log_history=[])
+    run = Run(name=name, args=args, log_history=[], num_prompts=len(dataset))
     _install_probes(trainer, run)
     with contextlib.redirect_stdout(io.StringIO()):
         trainer.train()
@@ -466,20 +525,39 @@ def run_grpo(name: str, workdir: str | None = None) -> Run:
     return run
 
 
-def quiet() -> None:
-    """Silence the chatty but harmless warnings of a tiny offline run."""
-    warnings.filterwarnings("ignore")
-    for name in ("transformers", "trl", "datasets", "accelerate", "huggingface_hub"):
-        logging.getLogger(name).setLevel(logging.ERROR)
-    with contextlib.suppress(Exception):
-        from transformers.utils import logging as hf_logging
+@contextlib.contextmanager
+def quiet():
+    """Silence the chatty but harmless warnings, logs and progress bars of a tiny offline run (restored after)."""
+    from transformers.utils import logging as hf_logging
 
+    names = ("transformers", "trl", "datasets", "accelerate", "huggingface_hub")
+    levels = {name: logging.getLogger(name).level for name in names}
+    verbosity = hf_logging.get_verbosity()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in names:
+            logging.getLogger(name).setLevel(logging.ERROR)
         hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+        try:
+            yield
+        finally:
+            hf_logging.enable_progress_bar()
+            hf_logging.set_verbosity(verbosity)
+            for name, level in levels.items():
+                logging.getLogger(name).setLevel(level)
 
 
 def run_all(names: list[str] | None = None) -> dict[str, Run]:
-    quiet()
-    return {name: run_grpo(name) for name in (names or list(RUN_CONFIGS))}
+    """Every run of RUN_CONFIGS (or the named ones), in this process, in a temporary folder removed afterwards."""
+    # One intra-op thread: the model is tiny, and extra threads only spin when the cores are shared (pytest-xdist).
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with quiet(), tempfile.TemporaryDirectory(prefix="atlas-grpo-") as tmp:
+            return {name: run_grpo(name, os.path.join(tmp, name)) for name in (names or list(RUN_CONFIGS))}
+    finally:
+        torch.set_num_threads(threads)
 
 
 if __name__ == "__main__":  # a quick look: python -m tests.conformance.trl_runs
@@ -488,8 +566,10 @@ if __name__ == "__main__":  # a quick look: python -m tests.conformance.trl_runs
     t0 = time.perf_counter()
     runs = run_all()
     for r in runs.values():
-        print(f"== {r.name}: {len(r.entries())} entries, {len(r.gen_batches)} gen, {len(r.micro_batches)} micro, "
-              f"{len(r.opt_steps)} opt, {r.seconds:.1f}s")
+        print(
+            f"== {r.name}: {len(r.entries())} entries, {len(r.gen_batches)} gen, {len(r.micro_batches)} micro, "
+            f"{len(r.opt_steps)} opt, {r.seconds:.1f}s"
+        )
         for e in r.entries():
             print({k: (round(v, 5) if isinstance(v, float) else v) for k, v in e.items()})
     print(f"total {time.perf_counter() - t0:.1f}s")
