@@ -109,7 +109,7 @@ def test_latex_and_snippet_errors_together(mini_root, capsys):
     assert [LINE.match(ln)["field"] for ln in lines] == ["title.zh", "formula.tex", "snippet.example.expected"]
 
 
-@pytest.mark.parametrize("case", ["malformed_yaml", "invalid_latex", "wrong_example_output"])
+@pytest.mark.parametrize("case", sorted(CASES))
 def test_build_reports_the_same_line_and_writes_nothing(case, mini_root, capsys):
     mutate, rel, field, pattern = CASES[case]
     mutate(mini_root)
