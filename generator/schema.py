@@ -137,6 +137,14 @@ class Conformance(Strict):
     reason: Text | None = Field(None, description="Why not, when `checked` is false.")
 
 
+class CheatsheetEntry(Strict):
+    """Puts a metric on its trainer's printable one-page cheat-sheet."""
+
+    order: int = Field(ge=1, description="Position on the sheet: the order in which to read the curves.")
+    short: Text = Field(description="What the curve tells you, in a few words (fits one line of the sheet).")
+    show_formula: bool = Field(False, description="Print the formula on the sheet (only for the few that matter).")
+
+
 class Metric(Strict):
     """One logged key of one trainer."""
 
@@ -158,6 +166,7 @@ class Metric(Strict):
     sources: list[Link] = Field(min_length=1)
     conformance: Conformance
     namesakes: list[Namesake] = []
+    cheatsheet: CheatsheetEntry | None = Field(None, description="Set to put the metric on the cheat-sheet.")
     variants: list[dict[str, Any]] = Field([], description="Reserved for version variants (later).")
 
     @property
