@@ -214,3 +214,38 @@ def test_completion_length_statistics_are_ordered(lengths):
     mean = snippet("grpo/completions/mean_length")(masks)
     assert lo <= mean + 1e-6 and mean <= hi + 1e-6
     assert mean == pytest.approx(np.mean([np.mean(x) for x in lengths]), rel=1e-6)
+
+
+def _perturb(value, draw_unit):
+    """A tensor of the same shape and domain as ``value``: 0/1 masks, ints and bools are kept; other floats are
+    redrawn within the example's own [min, max] (log-probs stay negative, ratios positive, NaN stays NaN)."""
+    if value.dtype in (torch.bool, torch.int64):
+        return value
+    finite = value[~torch.isnan(value)]
+    if finite.numel() == 0 or bool(((finite == 0) | (finite == 1)).all()):
+        return value
+    lo, hi = float(finite.min()), float(finite.max())
+    noise = torch.tensor([draw_unit() for _ in range(value.numel())], dtype=value.dtype).view_as(value)
+    return torch.where(torch.isnan(value), value, lo + (hi - lo) * noise)
+
+
+@pytest.mark.parametrize("item", ITEMS, ids=[it.model.id for it in ITEMS])
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(data=st.data())
+def test_values_stay_within_the_documented_bounds(item, data):
+    """Every metric: inputs shaped like its worked example give values inside the page's `healthy.bounds`."""
+    from generator.snippets import as_floats, materialize
+
+    m = item.model
+    fn = compile_function(m.snippet.code, m.snippet.function, item.path)
+    unit = lambda: data.draw(st.floats(0, 1))  # noqa: E731
+    kwargs = {k: ([_perturb(t, unit) for t in v] if isinstance(v, list) and v and isinstance(v[0], torch.Tensor)
+                  else _perturb(v, unit) if isinstance(v, torch.Tensor) else v)
+              for k, v in materialize(m.snippet.example).items()}
+    got = as_floats(fn(**kwargs))
+    lo, hi = m.healthy.bounds.min, m.healthy.bounds.max
+    for value in got if isinstance(got, list) else [got]:
+        if value is None or math.isnan(value):
+            continue
+        assert lo is None or value >= lo - 1e-6, f"{item.path}: {value} below the documented bound {lo}"
+        assert hi is None or value <= hi + 1e-6, f"{item.path}: {value} above the documented bound {hi}"
