@@ -6,9 +6,10 @@ ATLAS := $(VENV)/bin/atlas
 export NO_MKDOCS_2_WARNING := 1
 export HF_HUB_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
-APT_PACKAGES := chromium fonts-noto-cjk fonts-noto-core
+# chromium: browser tests; fonts: the site and the cheat-sheet PDFs; pango: WeasyPrint; poppler-utils: PDF tests
+APT_PACKAGES := chromium fonts-noto-cjk fonts-noto-core fonts-dejavu-core libpango-1.0-0 libpangoft2-1.0-0 poppler-utils
 
-.PHONY: setup system-deps serve build check test test-fast lint schema clean
+.PHONY: setup system-deps serve build pdf check test test-fast lint schema clean
 
 setup: $(VENV)/.installed node_modules/.installed system-deps
 
@@ -22,12 +23,17 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-# Debian packages for the browser tests and the CJK fonts: installed when run as root, otherwise the command is printed.
+# Debian packages for the browser tests, the fonts and the PDF engine: installed when run as root, otherwise the
+# command is printed.
 system-deps:
 	@missing=""; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	fc-list 2>/dev/null | grep -q "Noto Sans CJK" || missing="$$missing fonts-noto-cjk"; \
 	fc-list 2>/dev/null | grep -q "NotoSans-Regular" || missing="$$missing fonts-noto-core"; \
+	fc-list 2>/dev/null | grep -q "DejaVuSansMono" || missing="$$missing fonts-dejavu-core"; \
+	ldconfig -p 2>/dev/null | grep -q "libpango-1.0.so.0" || missing="$$missing libpango-1.0-0"; \
+	ldconfig -p 2>/dev/null | grep -q "libpangoft2-1.0.so.0" || missing="$$missing libpangoft2-1.0-0"; \
+	command -v pdftoppm >/dev/null 2>&1 || missing="$$missing poppler-utils"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing Debian packages:$$missing"; \
@@ -45,8 +51,12 @@ schema: $(VENV)/.installed
 check: $(VENV)/.installed node_modules/.installed
 	$(ATLAS) check
 
-build: $(VENV)/.installed node_modules/.installed
+build: $(VENV)/.installed node_modules/.installed system-deps
 	$(ATLAS) build
+
+# only the one-page cheat-sheets (PDFs and printable pages), into site/
+pdf: $(VENV)/.installed node_modules/.installed system-deps
+	$(ATLAS) pdf
 
 serve: setup
 	$(ATLAS) serve --addr 127.0.0.1 --port 8000
@@ -55,7 +65,7 @@ test: setup
 	$(PY) -m pytest -q -n 2 --dist loadgroup
 
 # everything but the browser and real-TRL tests
-test-fast: $(VENV)/.installed node_modules/.installed
+test-fast: $(VENV)/.installed node_modules/.installed system-deps
 	$(PY) -m pytest -q -m "not browser and not conformance"
 
 lint: $(VENV)/.installed

@@ -10,13 +10,26 @@ import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import yaml
 
+from .cheatsheet import render_cheatsheets_page, sheet_trainers
 from .collect import Atlas, collect
 from .config import Version
+from .errors import BuildError
 from .mathtex import KATEX_DIST
-from .render import Ctx, metrics_api, page_path, render_coverage, render_home, render_metric, render_trainer_index
+from .pdf import render_sheets, write_files
+from .render import (
+    Ctx,
+    metrics_api,
+    page_path,
+    render_coverage,
+    render_home,
+    render_metric,
+    render_trainer_index,
+    render_which_version,
+)
 
 ASSETS = Path(__file__).with_name("assets")
 PROJECT = Path(__file__).resolve().parents[1]  # where the generator is installed (editable): its hooks, dictionaries
@@ -38,12 +51,14 @@ def generate_docs(atlas: Atlas, version: Version, docs: Path, langs: list[str]) 
         ctx = Ctx(atlas, lang, version)
         sfx = "" if lang == cfg.default_lang else f".{lang}"
         write(f"index{sfx}.md", render_home(ctx))
+        write(f"versions{sfx}.md", render_which_version(ctx))
+        if sheet_trainers(ctx):
+            write(f"cheatsheets{sfx}.md", render_cheatsheets_page(ctx))
         for trainer in version.trainers:
             write(f"{trainer}/index{sfx}.md", render_trainer_index(ctx, trainer))
             write(f"{trainer}/conformance{sfx}.md", render_coverage(ctx, trainer))
-        for item in atlas.metrics:
-            if item.model.trainer in version.trainers:
-                write(page_path(item.model, lang, cfg.default_lang), render_metric(ctx, item))
+        for item in ctx.items():
+            write(page_path(item.model, lang, cfg.default_lang), render_metric(ctx, item))
     _copy_assets(docs / "assets")
     return written
 
@@ -73,16 +88,28 @@ def mkdocs_config(atlas: Atlas, version: Version, docs: Path, out: Path, langs: 
     if "custom_dir" in base["theme"]:
         base["theme"]["custom_dir"] = str(_resolve(root, base["theme"]["custom_dir"]))
     base["hooks"] = [str(_resolve(root, h)) for h in base.get("hooks", [])]
-    base["nav"] = ["index.md"] + [
+    base["nav"] = ["index.md", "versions.md"] + [
         {t.upper(): [f"{t}/index.md", f"{t}/conformance.md"]} for t in version.trainers
     ]
+    if sheet_trainers(Ctx(atlas, cfg.default_lang, version)):
+        base["nav"].append("cheatsheets.md")
     base["not_in_nav"] = "\n".join(f"/{t}/**" for t in version.trainers)
+    base.setdefault("extra", {})["version_root"] = f"{urlparse(cfg.site_url).path}{version.name}/"
+    base["extra"]["not_found"] = [
+        {"code": lang.code, "prefix": "" if lang.default else f"{lang.code}/", **{
+            k: atlas.ui[lang.code][f"not_found_{k}"].format(trl=version.trl) for k in ("title", "text", "home", "versions")}}
+        for lang in cfg.languages
+    ]
     for plugin in base["plugins"]:
         if isinstance(plugin, dict) and "search" in plugin:
             plugin["search"]["jieba_dict_user"] = str(_resolve(root, plugin["search"]["jieba_dict_user"]))
         if isinstance(plugin, dict) and "i18n" in plugin:
+            if langs != cfg.lang_codes and len(langs) == 1:
+                # preview of one language: mkdocs-static-i18n builds it alone (at the version root)
+                plugin["i18n"]["build_only_locale"] = langs[0]
             plugin["i18n"]["languages"] = [
-                {"locale": lang.code, "name": lang.name, "default": lang.default, "build": lang.code in langs,
+                {"locale": lang.code, "name": lang.name, "default": lang.default,
+                 "build": lang.code in langs or lang.default,
                  "site_name": atlas.ui[lang.code]["site_name"],
                  "site_description": atlas.ui[lang.code]["site_description"]}
                 for lang in cfg.languages
@@ -90,19 +117,39 @@ def mkdocs_config(atlas: Atlas, version: Version, docs: Path, out: Path, langs: 
     return base
 
 
+class _Warnings(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(" ".join(record.getMessage().split()))
+
+
 def run_mkdocs(config: dict[str, Any], config_path: Path) -> None:
+    """mkdocs build in strict mode; any warning (a broken link, a bad anchor) fails it with the warnings listed."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
+    from mkdocs.exceptions import Abort
 
     config_path.write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False), encoding="utf-8")
     os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
-    logging.getLogger("mkdocs").setLevel(logging.WARNING)
-    cfg = load_config(config_file=str(config_path), strict=True)
-    cfg.plugins.on_startup(command="build", dirty=False)
+    logger = logging.getLogger("mkdocs")
+    logger.setLevel(logging.WARNING)
+    warnings = _Warnings()
+    logger.addHandler(warnings)
     try:
-        build(cfg)
+        cfg = load_config(config_file=str(config_path), strict=True)
+        cfg.plugins.on_startup(command="build", dirty=False)
+        try:
+            build(cfg)
+        finally:
+            cfg.plugins.on_shutdown()
+    except Abort as exc:  # mkdocs' Abort is a SystemExit: turn it into an error that says why
+        details = "; ".join(dict.fromkeys(warnings.messages)) or str(exc)
+        raise BuildError(f"mkdocs build of {config.get('site_url')} failed in strict mode: {details}") from None
     finally:
-        cfg.plugins.on_shutdown()
+        logger.removeHandler(warnings)
 
 
 def _write_root(atlas: Atlas, site: Path, versions: list[Version]) -> None:
@@ -113,10 +160,29 @@ def _write_root(atlas: Atlas, site: Path, versions: list[Version]) -> None:
     ]
     (site / "versions.json").write_text(json.dumps(entries, indent=1) + "\n", encoding="utf-8")
     target = f"{latest.name}/" if latest in versions else f"{versions[0].name}/"
+    if latest in versions:
+        _write_alias(site, latest.name, "latest")
     (site / "index.html").write_text(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>RL Metrics Atlas</title>"
         f"<meta http-equiv=\"refresh\" content=\"0; url={target}\"><link rel=\"canonical\" href=\"{target}\">"
         f"</head><body><a href=\"{target}\">RL Metrics Atlas</a></body></html>\n", encoding="utf-8")
+
+
+def _redirect(target: str) -> str:
+    return ("<!doctype html><html><head><meta charset=\"utf-8\"><title>RL Metrics Atlas</title>"
+            f"<meta http-equiv=\"refresh\" content=\"0; url={target}\"><link rel=\"canonical\" href=\"{target}\">"
+            f"</head><body><a href=\"{target}\">{target}</a></body></html>\n")
+
+
+def _write_alias(site: Path, version: str, alias: str) -> None:
+    """``site/<alias>/...``: one small redirect per page of ``version``, so deep links to the alias keep working."""
+    for page in (site / version).rglob("index.html"):
+        rel = page.parent.relative_to(site / version)
+        depth = len(rel.parts) + 1
+        dest = site / alias / rel / "index.html"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        target = "../" * depth + version + "/" + ("/".join(rel.parts) + "/" if rel.parts else "")
+        dest.write_text(_redirect(target), encoding="utf-8")
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -155,6 +221,7 @@ def build_site(root: Path, site_dir: Path | None = None, versions: list[str] | N
     site = (site_dir or atlas.root / "site").resolve()
     work_root = atlas.root / "build"
     work_root.mkdir(exist_ok=True)
+    sheets = render_sheets(atlas, chosen, langs)  # first: a sheet that does not fit fails the build at once
     work = Path(tempfile.mkdtemp(prefix="build-", dir=work_root))
     try:
         out = work / "site"
@@ -166,6 +233,7 @@ def build_site(root: Path, site_dir: Path | None = None, versions: list[str] | N
             api.mkdir(parents=True, exist_ok=True)
             payload = metrics_api(atlas, version, f"{cfg.site_url}{version.name}/")
             (api / "metrics.json").write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        write_files(sheets, out)  # the cheat-sheets, inside the work folder before the swap
         _write_root(atlas, out, chosen)
         site.parent.mkdir(parents=True, exist_ok=True)
         publish(out, site)

@@ -1,4 +1,4 @@
-"""The `atlas` command: check, build, serve, schema."""
+"""The `atlas` command: check, build, pdf, serve, schema."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from .errors import SourceErrors
+from .errors import BuildError, SourceErrors
 
 
 def _root(args: argparse.Namespace) -> Path:
@@ -34,10 +34,23 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_pdf(args: argparse.Namespace) -> int:
+    from .collect import collect
+    from .pdf import build_pdfs
+
+    root = _root(args)
+    out = Path(args.out).resolve() if args.out else root / "site"
+    written = build_pdfs(collect(root, use_cache=not args.no_cache), out, versions=args.version, langs=args.lang)
+    print(f"wrote {sum(p.suffix == '.pdf' for p in written)} cheat-sheet PDFs and their printable pages under {out}",
+          file=sys.stderr)
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from .serve import serve
 
-    return serve(_root(args), args.addr, args.port, version=args.version, lang=args.lang, build=not args.no_build)
+    return serve(_root(args), args.addr, args.port, version=args.version, lang=args.lang, build=not args.no_build,
+                 watch=args.watch)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -66,12 +79,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lang", action="append", help="only this language (repeatable)")
     p.add_argument("--no-cache", action="store_true", help="re-run every snippet and formula (ignore .cache/atlas)")
     p.set_defaults(func=cmd_build)
+    p = sub.add_parser("pdf", help="build only the one-page cheat-sheets (PDFs and printable pages) into site/")
+    p.add_argument("--out", help="folder to write <version>/cheatsheets/... into (default: <root>/site)")
+    p.add_argument("--version", action="append", help="only this TRL release line (repeatable)")
+    p.add_argument("--lang", action="append", help="only this language (repeatable)")
+    p.add_argument("--no-cache", action="store_true", help="re-run every snippet and formula (ignore .cache/atlas)")
+    p.set_defaults(func=cmd_pdf)
     p = sub.add_parser("serve", help="build, then serve on http://127.0.0.1:8000")
     p.add_argument("--addr", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--version", help="preview one TRL release line only")
-    p.add_argument("--lang", help="preview one language only")
+    p.add_argument("--version", help="preview one TRL release line only (built into build/preview/)")
+    p.add_argument("--lang", help="preview one language only (built into build/preview/)")
     p.add_argument("--no-build", action="store_true", help="serve the existing site/ as it is")
+    p.add_argument("--watch", action="store_true", help="rebuild (just the preview) whenever a source changes")
     p.set_defaults(func=cmd_serve)
     p = sub.add_parser("schema", help="print the JSON Schema of a metric file")
     p.add_argument("--output", "-o", help="write to this file")
@@ -83,6 +103,9 @@ def main(argv: list[str] | None = None) -> int:
         for err in exc.errors:
             print(err, flush=True)
         print(f"{len(exc.errors)} error(s)", file=sys.stderr)
+        return 1
+    except BuildError as exc:
+        print(f"error: {exc}", flush=True)
         return 1
 
 

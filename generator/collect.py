@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,7 +12,9 @@ from .errors import SourceError, SourceErrors
 from .load import Loaded, load_metrics
 from .mathtex import render_many, short_error
 from .snippets import check_snippets
-from .validate import check_all
+from .validate import check_all, check_cheatsheets
+from .yamlsrc import dotted
+from .versions import check_ranges
 
 
 @dataclass(frozen=True)
@@ -26,12 +29,18 @@ class Atlas:
     math: dict[tuple[str, bool], str] = field(default_factory=dict)
 
 
+# \max, \log ... as a subscript or superscript: KaTeX emits a function-application operator inside <msub>
+_OPERATOR_SCRIPT = re.compile(r"[_^]\{?\s*\\(max|min|log|exp|sup|inf|lim|arg|det|sin|cos)\b")
+
+
 def _math_jobs(items: list[Loaded]) -> list[tuple[Loaded, tuple[str | int, ...], str, bool]]:
     jobs = []
     for it in items:
-        f = it.model.formula
-        jobs.append((it, ("formula", "tex"), f.tex, True))
-        jobs += [(it, ("formula", "symbols", i, "tex"), s.tex, False) for i, s in enumerate(f.symbols)]
+        formulas = [(("formula",), it.model.formula)] + [
+            (("variants", i, "formula"), var.formula) for i, var in enumerate(it.model.variants) if var.formula]
+        for loc, f in formulas:
+            jobs.append((it, loc + ("tex",), f.tex, True))
+            jobs += [(it, loc + ("symbols", i, "tex"), s.tex, False) for i, s in enumerate(f.symbols)]
     return jobs
 
 
@@ -42,6 +51,24 @@ def _missing_ui(config: Config, ui: dict[str, dict[str, str]]) -> list[SourceErr
         for lang in config.complete_langs if lang in ui
         for key in reference if not str(ui[lang].get(key, "")).strip()
     ]
+
+
+def _check_versions(config: Config) -> list[SourceError]:
+    """Site versions name real releases and trainers, and their `covers` ranges tile the releases without gaps."""
+    errors = []
+    for i, ver in enumerate(config.versions):
+        for release in (ver.trl, *[c for c in ver.covers if c]):
+            if release not in config.trl_releases:
+                errors.append(SourceError("atlas.yml", 1, f"versions[{i}]", f"'{release}' is not a TRL release"))
+        for t in ver.trainers:
+            if t not in config.trainers:
+                errors.append(SourceError("atlas.yml", 1, f"versions[{i}].trainers", f"unknown trainer '{t}'"))
+    starts = {ver.covers[0] for ver in config.versions}
+    for i, ver in enumerate(config.versions):
+        if ver.covers[1] is not None and ver.covers[1] not in starts:
+            errors.append(SourceError("atlas.yml", 1, f"versions[{i}].covers",
+                                      f"releases from {ver.covers[1]} on are covered by no version"))
+    return errors
 
 
 def collect(root: Path, run_snippets: bool = True, use_cache: bool = True) -> Atlas:
@@ -59,13 +86,20 @@ def collect(root: Path, run_snippets: bool = True, use_cache: bool = True) -> At
     errors += _missing_ui(config, ui)
     metrics, docs, errs = load_metrics(root)
     errors += errs + check_all(metrics, docs, config, terms)
+    errors += check_cheatsheets(metrics, config, ui)
+    errors += [e for it in metrics for e in check_ranges(it, config.trl_releases)]
+    errors += _check_versions(config)
     jobs = _math_jobs(metrics)
+    for it, loc, tex, _ in jobs:
+        if m := _OPERATOR_SCRIPT.search(tex):
+            errors.append(SourceError(it.path, it.doc.line_of(loc), dotted(loc),
+                                      f"invalid LaTeX: '{m.group(0)}' renders as invalid MathML (an operator in a "
+                                      f"sub/superscript); write \\mathrm{{{m.group(1)}}}"))
     rendered = render_many([(tex, display) for _, _, tex, display in jobs], cache)
     math: dict[tuple[str, bool], str] = {}
     for (it, loc, tex, display), res in zip(jobs, rendered):
         if res.error is not None:
-            field_ = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in loc).replace(".[", "[")
-            errors.append(SourceError(it.path, it.doc.line_of(loc), field_, f"invalid LaTeX: {short_error(res.error)}"))
+            errors.append(SourceError(it.path, it.doc.line_of(loc), dotted(loc), f"invalid LaTeX: {short_error(res.error)}"))
         else:
             math[(tex, display)] = res.html or ""
     if run_snippets:

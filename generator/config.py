@@ -24,8 +24,9 @@ class Language(_Strict):
 
 
 class Version(_Strict):
-    name: str
-    trl: str
+    name: str = Field(pattern=r"^\d+\.\d+$")
+    trl: str = Field(pattern=r"^\d+\.\d+\.\d+$")
+    covers: tuple[str, str | None]
     trainers: list[str]
 
 
@@ -41,6 +42,11 @@ class Config(_Strict):
     languages: list[Language]
     versions: list[Version] = Field(min_length=1)
     trainers: dict[str, Trainer]
+    trl_releases: list[str] = Field(min_length=1)
+
+    @property
+    def latest(self) -> Version:
+        return self.versions[0]
 
     @property
     def lang_codes(self) -> list[str]:

@@ -32,3 +32,7 @@ def did_you_mean(name: str, choices: list[str]) -> str:
     """A ``did you mean 'x'?`` suffix for the closest choice, or an empty string."""
     close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+class BuildError(Exception):
+    """A build step that cannot complete for a reason the sources can fix; printed as its one-line message."""

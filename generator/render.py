@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+from urllib.parse import urlparse
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,7 +13,8 @@ import jinja2
 from .collect import Atlas
 from .config import Version
 from .load import Loaded
-from .schema import Bounds, RedFlag, SourceRef, Tensor, Text
+from .schema import Bounds, Link, RedFlag, SourceRef, Tensor, Text
+from .versions import Resolved, in_range, resolve
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("generator", "templates"),
@@ -22,6 +24,9 @@ _ENV = jinja2.Environment(
 )
 _ENV.filters["oneline"] = lambda s: " ".join(str(s).split())
 _ENV.filters["cell"] = lambda s: " ".join(str(s).split()).replace("|", "\\|")
+# inline KaTeX HTML placed in Markdown (a table cell): characters Markdown would act on become entities, so that
+# `_i ... _j` in the TeX annotation is not turned into <em> and `|` does not split the cell
+_ENV.filters["inline_html"] = lambda s: str(s).replace("|", "&#124;").replace("_", "&#95;").replace("*", "&#42;")
 
 CODE_URLS = {  # where each package's tagged source lives; files in SourceRef are paths inside the package
     "trl": "https://github.com/huggingface/trl/blob/v{version}/{file}#L{line}",
@@ -54,8 +59,21 @@ class Ctx:
     lang: str
     version: Version
 
-    def t(self, key: str, **kw: Any) -> str:
-        value = self.atlas.ui[self.lang].get(key) or self.atlas.ui[self.atlas.config.default_lang][key]
+    def __post_init__(self) -> None:
+        # every metric as TRL `version.trl` logged it; metrics that release does not log are absent
+        self.resolved: dict[str, Resolved] = {}
+        for it in self.atlas.metrics:
+            if it.model.trainer in self.version.trainers and (r := resolve(it.model, self.version.trl)):
+                self.resolved[it.model.id] = r
+
+    def items(self, trainer: str | None = None) -> list[Loaded]:
+        """The source items present in this version (optionally of one trainer), in source order."""
+        return [it for it in self.atlas.metrics if it.model.id in self.resolved
+                and (trainer is None or it.model.trainer == trainer)]
+
+    def t(self, name: str, /, **kw: Any) -> str:
+        """UI string ``name`` in this language, formatted with ``kw`` (which may itself hold a ``key``)."""
+        value = self.atlas.ui[self.lang].get(name) or self.atlas.ui[self.atlas.config.default_lang][name]
         return value.format(**kw) if kw else value
 
     def text(self, value: Text | None) -> str:
@@ -94,9 +112,10 @@ def _py(value: Any) -> str:
     return repr(value) if not isinstance(value, float) or value == value else "float('nan')"
 
 
-def example_call(item: Loaded) -> tuple[str, str]:
+def example_call(item: Loaded, m: Any = None) -> tuple[str, str]:
     """The worked example as a runnable call, and its expected result."""
-    ex = item.model.snippet.example
+    m = m or item.model
+    ex = m.snippet.example
     args = []
     for name, spec in ex.inputs.items():
         if isinstance(spec, Tensor):
@@ -109,32 +128,50 @@ def example_call(item: Loaded) -> tuple[str, str]:
                 args.append(f"    {name}=torch.tensor({nan_safe}{dtype}),")
         else:
             args.append(f"    {name}={_py(spec)},")
-    call = f"{item.model.snippet.function}(\n" + "\n".join(args) + "\n)"
+    call = f"{m.snippet.function}(\n" + "\n".join(args) + "\n)"
     if "nan" in call:
         call = "nan = float('nan')\n" + call
     expected = "None / NaN" if ex.expected is None else repr(ex.expected)
     return call, expected
 
 
+def _history(ctx: Ctx, item: Loaded, res: Resolved) -> list[dict[str, Any]]:
+    """Every variant of the metric, oldest first, marking the one this version shows."""
+    base = item.model
+    rows = []
+    for var in base.variants:
+        end = var.to or base.until
+        rows.append({"from": var.from_, "to": end, "change": var.change, "source": var.source,
+                     "logged_as": var.logged_as, "current": in_range(ctx.version.trl, var.from_, end)})
+    return rows
+
+
+def link_md(link: Link) -> str:
+    return f"[{link.title}]({link.url})" if link.url else link.title
+
+
 def render_metric(ctx: Ctx, item: Loaded) -> str:
-    m = item.model
+    res = ctx.resolved[item.model.id]
+    m = res.metric
     cfg = ctx.atlas.config
     here = page_path(m, cfg.default_lang, cfg.default_lang)
-    by_id = {it.model.id: it.model for it in ctx.atlas.metrics}
+    by_id = {i: r.metric for i, r in ctx.resolved.items()}
     related = [
         {"key": by_id[r].key, "summary": by_id[r].summary,
          "href": _rel(here, page_path(by_id[r], cfg.default_lang, cfg.default_lang))}
         for r in m.related if r in by_id
     ]
-    call, expected = example_call(item)
+    call, expected = example_call(item, m)
     tmpl = _ENV.get_template("metric.md.j2")
-    return tmpl.render(**ctx.base(m=m, trainer=cfg.trainers[m.trainer], related=related, call=call,
+    return tmpl.render(**ctx.base(m=m, res=res, base=item.model, history=_history(ctx, item, res), link_md=link_md,
+                                  trainer=cfg.trainers[m.trainer], related=related, call=call,
+                                  latest_trl=cfg.latest.trl,
                                   expected=expected, edit_url=cfg.edit_base + item.path))
 
 
 def _trainer_rows(ctx: Ctx, trainer: str) -> list[dict[str, Any]]:
     cfg = ctx.atlas.config
-    items = [it.model for it in ctx.atlas.metrics if it.model.trainer == trainer]
+    items = [ctx.resolved[it.model.id].metric for it in ctx.items(trainer)]
     order = {c: i for i, c in enumerate(cfg.trainers[trainer].categories)}
     items.sort(key=lambda m: (order[m.category], m.order, m.key))
     return [
@@ -157,9 +194,13 @@ def render_trainer_index(ctx: Ctx, trainer: str) -> str:
     for r in rows:
         groups.setdefault(r["m"].category, []).append(r)
     cfg = ctx.atlas.config
+    from .cheatsheet import sheet_links  # the sheets render through this module
+
+    here = f"{'' if ctx.lang == cfg.default_lang else ctx.lang + '/'}{trainer}/"
     return _ENV.get_template("trainer_index.md.j2").render(**ctx.base(
         trainer=cfg.trainers[trainer], trainer_name=trainer.upper(), groups=list(groups.items()),
         checked=sum(r["m"].conformance.checked for r in rows), total=len(rows),
+        sheet=sheet_links(ctx, trainer, here),
         edit_url=cfg.edit_base + f"locales/{ctx.lang}/ui.yaml"))
 
 
@@ -176,28 +217,60 @@ def render_home(ctx: Ctx) -> str:
     cfg = ctx.atlas.config
     trainers = [
         {"class_": cfg.trainers[name].class_, "href": f"{name}/index.md",
-         "count": sum(1 for it in ctx.atlas.metrics if it.model.trainer == name)}
+         "count": len(ctx.items(name))}
         for name in ctx.version.trainers
     ]
     return _ENV.get_template("home.md.j2").render(**ctx.base(
         trainers=trainers, edit_url=cfg.edit_base + f"locales/{ctx.lang}/ui.yaml"))
 
 
+def line_for(cfg: Any, release: str) -> Version:
+    """The site version whose `covers` range holds ``release`` (releases before every range: the oldest line)."""
+    for ver in cfg.versions:
+        if in_range(release, ver.covers[0], ver.covers[1]):
+            return ver
+    return cfg.versions[-1]
+
+
+def render_which_version(ctx: Ctx) -> str:
+    """Every TRL release, newest first, with the site version to read for it."""
+    cfg = ctx.atlas.config
+    prefix = "" if ctx.lang == cfg.default_lang else f"{ctx.lang}/"
+    first = {t: min((it.model.since for it in ctx.atlas.metrics if it.model.trainer == t), key=_release_key)
+             for t in cfg.trainers}
+    rows = []
+    for release in reversed(cfg.trl_releases):
+        line = line_for(cfg, release)
+        missing = [cfg.trainers[t].class_ for t in line.trainers if _release_key(release) < _release_key(first[t])]
+        remark = ctx.t("which_missing", classes=", ".join(f"`{c}`" for c in missing)) if missing else (
+            "" if release == line.trl else ctx.t("which_see_changes", trl=line.trl))
+        rows.append({"release": release, "line": line, "remark": remark,
+                     # root-relative: another version is outside this version's docs, so mkdocs cannot check it
+                     "href": f"{urlparse(cfg.site_url).path}{line.name}/{prefix}"})
+    return _ENV.get_template("which_version.md.j2").render(**ctx.base(
+        rows=rows, edit_url=cfg.edit_base + "atlas.yml"))
+
+
+def _release_key(release: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in release.split("."))
+
+
 def metrics_api(atlas: Atlas, version: Version, base_url: str) -> dict[str, Any]:
     """The machine-readable index shipped as ``<version>/api/metrics.json``."""
     cfg = atlas.config
+    ctx = Ctx(atlas, cfg.default_lang, version)
     out = []
-    for it in atlas.metrics:
-        m = it.model
-        if m.trainer not in version.trainers:
-            continue
+    for it in ctx.items():
+        res = ctx.resolved[it.model.id]
+        m = res.metric
         urls = {}
         for lang in cfg.lang_codes:
             prefix = "" if lang == cfg.default_lang else f"{lang}/"
             urls[lang] = f"{base_url}{prefix}{m.trainer}/{m.slug}/"
         h = m.healthy
         out.append({
-            "id": m.id, "key": m.key, "trainer": m.trainer, "category": m.category,
+            "id": m.id, "key": m.key, "logged_as": res.logged_as, "trainer": m.trainer, "category": m.category,
+            "since": m.since, "until": m.until, "differs_from_latest": res.differs_from_latest,
             "title": {lang: m.title.get(lang) for lang in cfg.lang_codes},
             "summary": {lang: m.summary.get(lang) for lang in cfg.lang_codes},
             "url": urls,

@@ -145,6 +145,41 @@ class CheatsheetEntry(Strict):
     show_formula: bool = Field(False, description="Print the formula on the sheet (only for the few that matter).")
 
 
+RELEASE = r"^\d+\.\d+\.\d+$"
+
+
+class Rename(Strict):
+    key: str = Field(description="The key TRL logged before it was renamed to this one.")
+    until: Annotated[str, Field(pattern=RELEASE)] = Field(description="First release that logs the new name.")
+
+
+class Variant(Strict):
+    """What a metric meant in one range of TRL releases, [from, to). Any field given here replaces the page's own
+    (which describe the newest range) for releases in the range; the newest range gives no replacements."""
+
+    from_: Annotated[str, Field(pattern=RELEASE)] = Field(alias="from", description="First release of the range.")
+    to: Annotated[str, Field(pattern=RELEASE)] | None = Field(
+        description="First release after the range (null: up to `until`, i.e. still current).")
+    change: Text = Field(description="One sentence: what holds in this range that differs from the next one.")
+    source: Link = Field(description="The TRL change (PR or release) that starts or ends this range.")
+    logged_as: str | None = Field(None, description="The key's name in this range, if it was renamed since.")
+    summary: Text | None = None
+    meaning: Text | None = None
+    formula: Formula | None = None
+    snippet: Snippet | None = None
+    aggregation: list[AggregationStep] | None = None
+    logged_when: LoggedWhen | None = None
+    healthy: Healthy | None = None
+    corrections: list[Correction] | None = None
+    conformance: Conformance | None = None
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+OVERRIDABLE = ("summary", "meaning", "formula", "snippet", "aggregation", "logged_when", "healthy", "corrections",
+               "conformance")
+
+
 class Metric(Strict):
     """One logged key of one trainer."""
 
@@ -167,7 +202,13 @@ class Metric(Strict):
     conformance: Conformance
     namesakes: list[Namesake] = []
     cheatsheet: CheatsheetEntry | None = Field(None, description="Set to put the metric on the cheat-sheet.")
-    variants: list[dict[str, Any]] = Field([], description="Reserved for version variants (later).")
+    since: Annotated[str, Field(pattern=RELEASE)] = Field(description="First TRL release that logs this key.")
+    until: Annotated[str, Field(pattern=RELEASE)] | None = Field(
+        None, description="First TRL release that no longer logs it (null: still logged).")
+    renamed_from: list[Rename] = []
+    variants: list[Variant] = Field(
+        [], description="Release ranges where the metric differed, oldest first, covering `since` up to `until`; "
+                        "empty when it never changed.")
 
     @property
     def id(self) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import http.server
 import sys
+import threading
+import time
 from pathlib import Path
 
 
@@ -34,22 +36,65 @@ def make_server(site: Path, addr: str, port: int) -> http.server.ThreadingHTTPSe
     return http.server.ThreadingHTTPServer((addr, port), handler)
 
 
+def source_stamp(root: Path) -> float:
+    """Newest modification time among the sources a page is made from."""
+    paths = [root / "atlas.yml", root / "mkdocs.yml"]
+    for folder in ("metrics", "glossary", "locales"):
+        paths += (root / folder).rglob("*.y*ml") if (root / folder).is_dir() else []
+    return max((p.stat().st_mtime for p in paths if p.exists()), default=0.0)
+
+
+def _rebuild(root: Path, site: Path, versions: list[str] | None, langs: list[str] | None) -> None:
+    from .build import build_site
+    from .errors import BuildError, SourceErrors
+
+    started = time.perf_counter()
+    try:
+        build_site(root, site_dir=site, versions=versions, langs=langs)
+    except SourceErrors as exc:
+        print("\n".join(str(e) for e in exc.errors), file=sys.stderr)
+        print("not rebuilt: fix the errors above (the previous build is still served)", file=sys.stderr)
+        return
+    except BuildError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return
+    print(f"rebuilt in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+
+
+def _watch(root: Path, site: Path, versions: list[str] | None, langs: list[str] | None,
+           stop: threading.Event) -> None:
+    stamp = source_stamp(root)
+    while not stop.wait(1.0):
+        now = source_stamp(root)
+        if now != stamp:
+            stamp = now
+            _rebuild(root, site, versions, langs)
+
+
 def serve(root: Path, addr: str, port: int, version: str | None = None, lang: str | None = None,
-          build: bool = True) -> int:
-    site = root / "site"
+          build: bool = True, watch: bool = False) -> int:
+    """Serve site/, or a preview of one version and/or language (built into build/preview/, site/ untouched).
+    With ``watch``, every change to a source rebuilds just that preview."""
+    preview = bool(version or lang)
+    site = root / ("build/preview" if preview else "site")
+    versions, langs = ([version] if version else None), ([lang] if lang else None)
     if build:
         from .build import build_site
 
-        build_site(root, versions=[version] if version else None, langs=[lang] if lang else None)
+        build_site(root, site_dir=site, versions=versions, langs=langs)
     if not (site / "index.html").is_file():
         print(f"no site in {site}: run `atlas build` first", file=sys.stderr)
         return 1
     server = make_server(site, addr, port)
+    stop = threading.Event()
+    if watch:
+        threading.Thread(target=_watch, args=(root, site, versions, langs, stop), daemon=True).start()
     print(f"serving {site} on http://{addr}:{port}/ (Ctrl+C to stop)", file=sys.stderr)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
+        stop.set()
         server.server_close()
     return 0

@@ -18,6 +18,7 @@ from .cache import Cache
 from .errors import SourceError
 from .load import Loaded
 from .schema import Example, Tensor
+from .yamlsrc import dotted
 
 _DTYPES = {"float32": "float32", "float64": "float64", "int64": "int64", "bool": "bool"}
 
@@ -131,16 +132,16 @@ def check_snippets(items: list[Loaded], timeout: float | None = None, cache: Cac
     torch_version = importlib.metadata.version("torch")
     todo, jobs, keys = [], [], []
     for it in items:
-        example = it.model.snippet.example.model_dump()  # python mode keeps NaN (json.dumps writes NaN)
-        k = _cache.key("snippet", it.model.snippet.code, it.model.snippet.function, example, torch_version)
-        if cache.get(k) is not None:
-            continue
-        todo.append(it)
-        keys.append(k)
-        jobs.append({"code": it.model.snippet.code, "function": it.model.snippet.function,
-                     "filename": f"{it.path}#snippet", "example": example, "timeout": timeout})
-    items = todo
-    if not items:
+        for loc, snip in snippets_of(it.model):
+            example = snip.example.model_dump()  # python mode keeps NaN (json.dumps writes NaN)
+            k = _cache.key("snippet", snip.code, snip.function, example, torch_version)
+            if cache.get(k) is not None:
+                continue
+            todo.append((it, loc))
+            keys.append(k)
+            jobs.append({"code": snip.code, "function": snip.function,
+                         "filename": f"{it.path}#{'.'.join(map(str, loc))}", "example": example, "timeout": timeout})
+    if not jobs:
         return []
     env = dict(os.environ, PYTHONHASHSEED="0", CUDA_VISIBLE_DEVICES="")
     try:
@@ -153,16 +154,22 @@ def check_snippets(items: list[Loaded], timeout: float | None = None, cache: Cac
     except (subprocess.TimeoutExpired, json.JSONDecodeError):
         results = None
     if results is None:
-        return [SourceError(items[0].path, 1, "snippet", "the snippet runner crashed; run the snippets one by one")]
+        return [SourceError(todo[0][0].path, 1, "snippet", "the snippet runner crashed; run the snippets one by one")]
     errors = []
-    for it, k, res in zip(items, keys, results):
+    for (it, prefix), k, res in zip(todo, keys, results):
         if "error" not in res:
             cache.put(k, res["value"])
         else:
-            field = "snippet.example.expected" if res["error"].startswith("returned") else "snippet.code"
-            loc = ("snippet", "example", "expected") if field.endswith("expected") else ("snippet", "code")
-            errors.append(SourceError(it.path, it.doc.line_of(loc), field, res["error"]))
+            loc = prefix + (("example", "expected") if res["error"].startswith("returned") else ("code",))
+            errors.append(SourceError(it.path, it.doc.line_of(loc), dotted(loc), res["error"]))
     return errors
+
+
+def snippets_of(m: Any) -> list[tuple[tuple[str | int, ...], Any]]:
+    """The page's snippet and every variant's own snippet, with their locations in the file."""
+    out = [(("snippet",), m.snippet)]
+    out += [(("variants", i, "snippet"), var.snippet) for i, var in enumerate(m.variants) if var.snippet is not None]
+    return out
 
 
 if __name__ == "__main__":

@@ -131,3 +131,23 @@ def check_all(items: list[Loaded], docs: list[Document], config: Config,
             if ref not in by_id:
                 errors.append(_err(item, ("related", i), f"unknown metric '{ref}'" + did_you_mean(ref, ids)))
     return errors
+
+
+def check_cheatsheets(items: list[Loaded], config: Config, ui: dict[str, dict[str, str]]) -> list[SourceError]:
+    """A trainer's sheet has distinct `cheatsheet.order`s and a 'read the curves' strip in the UI strings."""
+    errors = []
+    seen: dict[tuple[str, int], Loaded] = {}
+    for item in sorted(items, key=lambda it: it.path):
+        entry = item.model.cheatsheet
+        if entry is None:
+            continue
+        where = (item.model.trainer, entry.order)
+        if (first := seen.get(where)) is not None:
+            errors.append(_err(item, ("cheatsheet", "order"),
+                               f"cheat-sheet position {entry.order} is taken (also in {first.path})"))
+        seen.setdefault(where, item)
+    for trainer in sorted({t for t, _ in seen}):
+        if f"cheatsheet_strip_{trainer}" not in ui.get(config.default_lang, {}):
+            errors.append(SourceError(f"locales/{config.default_lang}/ui.yaml", 1, f"cheatsheet_strip_{trainer}",
+                                      f"the {trainer} cheat-sheet needs its 'read the curves in this order' strip"))
+    return errors

@@ -148,3 +148,42 @@ def test_cache_never_hides_a_changed_example(mini_root, capsys):
     CASES["invalid_latex"][0](mini_root)
     code, lines = _run(capsys, mini_root, "check")
     assert [LINE.match(ln)["field"] for ln in lines] == ["formula.tex", "snippet.example.expected"]
+
+
+VARIANTS = """variants:
+  - from: 0.17.0
+    to: {to1}
+    change: {{en: Old behaviour., zh: 旧行为。, vi: Hành vi cũ.}}
+    source: {{title: release {to1}}}
+    summary: {{en: Old summary., zh: 旧摘要。, vi: Tóm tắt cũ.}}
+  - from: {from2}
+    to: null
+    change: {{en: New behaviour., zh: 新行为。, vi: Hành vi mới.}}
+    source: {{title: release {from2}}}
+"""
+
+
+@pytest.mark.parametrize(("to1", "from2", "field", "pattern"), [
+    ("0.20.0", "0.21.0", "variants[1].from", r"gap: releases 0\.20\.0 to 0\.21\.0 are in no variant"),
+    ("0.21.0", "0.20.0", "variants[1].from", r"overlap: range starting 0\.20\.0 overlaps the previous one"),
+    ("0.20.0", "0.20.5", "variants[1].from", r"'0\.20\.5' is not a TRL release"),
+    ("0.20.0", "0.20.0", None, None),
+])
+def test_version_ranges_are_checked(mini_root, capsys, to1, from2, field, pattern):
+    path = mini_root / EXEMPLAR
+    text = path.read_text(encoding="utf-8").replace("conformance:\n", VARIANTS.format(to1=to1, from2=from2) + "conformance:\n")
+    path.write_text(text, encoding="utf-8")
+    code, lines = _run(capsys, mini_root, "check")
+    if field is None:
+        assert (code, lines) == (0, [])
+        return
+    assert code == 1 and len(lines) == 1, lines
+    m = LINE.match(lines[0])
+    assert m["field"] == field and re.search(pattern, m["message"]), lines[0]
+    assert int(m["line"]) == text[: text.index(f"from: {from2}")].count("\n") + 1
+
+
+def test_since_must_name_a_real_release(mini_root, capsys):
+    _edit(mini_root, EXEMPLAR, "since: 0.17.0", "since: 0.17.3")
+    code, lines = _run(capsys, mini_root, "check")
+    assert code == 1 and lines == [f"{EXEMPLAR}:4: since: '0.17.3' is not a TRL release (did you mean '0.17.0'?)"]

@@ -131,3 +131,42 @@ def test_symbol_with_pipes_stays_in_its_table_cell(mini_root):
     table = html[html.index('id="formula"'):html.index('id="snippet"')]
     rows = re.findall(r"<tr>(.*?)</tr>", table, flags=re.S)
     assert rows and all(row.count("<td") == 2 for row in rows[1:]), "a symbol row was split into extra cells"
+
+
+def _api(site: Path, version: str) -> dict:
+    return json.loads((site / version / "api/metrics.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("version", ["1.16", "1.12", "0.26"])
+def test_each_version_shows_exactly_the_keys_its_release_logs(built_site, version):
+    from generator.collect import collect
+    from generator.versions import exists_in
+
+    config = collect(ROOT).config
+    trl = next(v.trl for v in config.versions if v.name == version)
+    expected = {it.model.id for it in ITEMS if exists_in(it.model, trl)}
+    assert {m["id"] for m in _api(built_site, version)["metrics"]} == expected
+    for it in ITEMS:
+        page = built_site / version / it.model.trainer / it.model.slug / "index.html"
+        assert page.exists() == (it.model.id in expected), f"{version}: {it.model.id}"
+        if page.exists():
+            assert 'id="changed-in"' in page.read_text(encoding="utf-8")
+
+
+def test_older_versions_lack_keys_added_later(built_site):
+    assert not (built_site / "0.26/grpo/vespo/phi_seq_mean/index.html").exists()
+    assert (built_site / "1.12/grpo/vespo/phi_seq_mean/index.html").exists()
+
+
+def test_which_version_page_maps_every_release(built_site):
+    from generator.collect import collect
+
+    releases = collect(ROOT).config.trl_releases
+    for lang in LANGS:
+        html = (built_site / LATEST / LANGS[lang] / "versions/index.html").read_text(encoding="utf-8")
+        rows = re.findall(r"<tr>\s*<td>(\d+\.\d+\.\d+)</td>\s*<td><a href=\"/([\d.]+)/", html)
+        assert [r for r, _ in rows] == list(reversed(releases)), lang
+        mapping = dict(rows)
+        assert mapping["0.23.1"] == "0.26" and mapping["1.0.0"] == "1.12" and mapping["1.14.2"] == "1.16"
+        text = re.sub(r"<[^>]+>", "", html)  # the commands are highlighted into spans
+        assert "pip show trl" in text and "trl.__version__" in text

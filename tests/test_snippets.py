@@ -6,11 +6,14 @@ import pytest
 import torch
 
 from generator.load import load_metrics
-from generator.snippets import as_floats, compile_function, materialize, mismatch
+from generator.snippets import as_floats, compile_function, materialize, mismatch, snippets_of
 
 from .conftest import ROOT
 
 ITEMS, _, _ = load_metrics(ROOT)
+# the page's snippet and each version variant's own snippet, with where they live in the file
+CASES = [(it, loc, snip) for it in ITEMS for loc, snip in snippets_of(it.model)]
+CASE_IDS = [it.model.id + ("" if loc == ("snippet",) else "@" + str(it.model.variants[loc[1]].from_)) for it, loc, _ in CASES]
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"))]
 
 
@@ -26,15 +29,14 @@ def test_every_metric_has_a_snippet_test():
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("item", ITEMS, ids=[it.model.id for it in ITEMS])
-def test_snippet_reproduces_worked_example(item, device):
-    snippet = item.model.snippet
-    where = f"{item.path}:{item.line('snippet', 'code')}"
-    fn = compile_function(snippet.code, snippet.function, f"{item.path}#snippet")
+@pytest.mark.parametrize(("item", "loc", "snippet"), CASES, ids=CASE_IDS)
+def test_snippet_reproduces_worked_example(item, loc, snippet, device):
+    field = ".".join(map(str, loc))
+    fn = compile_function(snippet.code, snippet.function, f"{item.path}#{field}")
     try:
         got = as_floats(fn(**materialize(snippet.example, device)))
     except Exception as exc:  # noqa: BLE001 - report where the snippet lives
-        pytest.fail(f"{where}: snippet.code: raised {type(exc).__name__}: {exc}")
+        pytest.fail(f"{item.path}:{item.line(*loc, 'code')}: {field}.code: raised {type(exc).__name__}: {exc}")
     problem = mismatch(got, snippet.example.expected, snippet.example.atol)
     if problem:
-        pytest.fail(f"{item.path}:{item.line('snippet', 'example', 'expected')}: snippet.example.expected: {problem} on {device}")
+        pytest.fail(f"{item.path}:{item.line(*loc, 'example', 'expected')}: {field}.example.expected: {problem} on {device}")

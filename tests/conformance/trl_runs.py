@@ -1,37 +1,38 @@
-"""Tiny, fully local GRPOTrainer runs (trl 1.16.0, CPU) that record what each logged metric is computed from.
+"""Tiny, fully local GRPOTrainer runs on CPU that record what each logged metric is computed from.
+
+Run it with the Python of the TRL release under test; it writes every run of that release into one file
+(``records.save_runs``) that the tests read in the project's own virtualenv::
+
+    .cache/atlas/venvs/trl-0.26.2/bin/python -m tests.conformance.trl_runs --trl-version 0.26.2 --out runs.pt
+    python -m tests.conformance.trl_runs --trl-version 1.16.0        # no --out: print what was logged
+
+The same probes serve every documented release (0.26.2, 1.12.0, 1.16.0): they wrap methods all of them have
+(``_generate``, ``_calculate_rewards``, ``_generate_and_score_completions``, ``_get_per_token_logps_and_entropies``,
+``_compute_loss``) and read the newer attributes only where they exist (``_log_metric`` from 1.0, the entropy
+controller from 1.8, ``eos_token_ids`` from 1.14.2).
 
 Nothing here touches the Hugging Face Hub: the tokenizer is a WordLevel vocabulary built in memory, the policy is a
 randomly initialised two-layer Llama saved to a temporary folder and reloaded (with ``beta != 0`` TRL builds the
 reference model with ``from_pretrained(model.config._name_or_path)``), and ``HF_HUB_OFFLINE=1``.
 
-What is recorded, per run:
-
-* one :class:`GenBatch` per generation batch (``_generate_and_score_completions``): prompt / completion ids as TRL's
-  ``_generate`` returned them, ``rewards_per_func`` [N, F] exactly as ``_calculate_rewards`` returned it (NaN where a
-  reward function returned None), the reward weights, advantages, ``num_items_in_batch``, the values reward functions
-  passed to ``log_metric`` and the ``num_input_tokens_seen`` counter;
-* one :class:`MicroBatch` per call of ``_compute_loss``: the inputs TRL's loss saw and the log-probabilities /
-  entropies TRL's own ``_get_per_token_logps_and_entropies`` returned inside that call (the bit-exact path), the
-  unscaled logits of a plain forward with the same parameters (TRL's fused LM head never materialises them), the
-  loss it returned and the entropy-controller state around it;
-* one :class:`OptStep` per optimizer step: the gradients right before ``optimizer.step()`` (after HF's clipping, which
-  the large ``max_grad_norm`` makes a no-op), the learning rate the scheduler reported, and the epoch bookkeeping.
-
-Each record carries ``log_step = state.global_step + 1`` at capture time: the optimizer step it belongs to. A log
-entry with ``step == s`` averages the records of the optimizer steps after the previous entry up to ``s``
-(``Run.window``); with ``logging_steps=1`` that is exactly ``log_step == s``.
+What is recorded, per run (see ``records.py``): one ``GenBatch`` per generation batch, one ``MicroBatch`` per call of
+``_compute_loss`` (TRL's own log-probabilities and entropies from inside that call, plus the unscaled logits of a
+plain forward with the same parameters, since TRL >= 1.15 never materialises them), one ``OptStep`` per optimizer
+step (the gradients right before ``optimizer.step()``, the learning rate HF logs, the epoch bookkeeping).
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import logging
 import os
 import random
+import sys
 import tempfile
+import time
 import warnings
-from dataclasses import dataclass, field
 from typing import Any
 
 # No Hub access: set before transformers / huggingface_hub are first imported (they read these at import time).
@@ -46,16 +47,22 @@ os.environ.setdefault("DISABLE_MLFLOW_INTEGRATION", "TRUE")
 
 import torch  # noqa: E402
 
+from .records import GenBatch, MicroBatch, OptStep, Run, save_runs  # noqa: E402
+
 WORDS = ["a", "b", "c", "d", "e", "f", "g", "h"]
 SPECIALS = ["<pad>", "<eos>", "<bos>", "<unk>"]
 PROMPTS = ["a b c", "d e", "f g h a", "b", "c d e f", "g h", "e a", "h g f e d"]
 
-# Names of the reward functions (TRL names a plain function after its __name__).
-CUSTOM_METRIC = "share_with_c"  # the key the third reward function logs through `log_metric`
+CUSTOM_METRIC = "share_with_c"  # the key the third reward function logs through `log_metric` (TRL >= 1.0)
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("+")[0].split(".")[:3])
 
 
 # --------------------------------------------------------------------------------------------------------------------
-# Reward functions. Deterministic functions of the completion text, so that the rewards vary inside a group.
+# Reward functions. Deterministic functions of the completion text, so that the rewards vary inside a group and the
+# groups of a batch have different spreads.
 # --------------------------------------------------------------------------------------------------------------------
 
 
@@ -63,7 +70,7 @@ def make_reward_funcs(none_steps: frozenset[int] = frozenset(), unscorable_first
     """The three reward functions of a run. TRL names each after its ``__name__``.
 
     none_steps: optimizer steps (``trainer_state.global_step`` at generation) at which ``short_bonus`` returns None
-    for every completion (an all-NaN column: the window mean drops it, or logs None if nothing is left);
+    for every completion (an all-NaN column);
     unscorable_first: completions starting with this word get None from every function (an unscorable row).
     """
 
@@ -86,11 +93,12 @@ def make_reward_funcs(none_steps: frozenset[int] = frozenset(), unscorable_first
                 out.append(1.0 / len(ids))
         return out
 
-    def has_c(completions, log_metric, **kwargs):
-        """1 if the completion contains 'c'; logs the share of such completions as a custom metric."""
+    def has_c(completions, log_metric=None, **kwargs):
+        """1 if the completion contains 'c'; logs the share of such completions where TRL offers `log_metric`."""
         rewards = [None if unscorable(c) else (1.0 if "c" in c.split() else 0.0) for c in completions]
-        scored = [r for r in rewards if r is not None]
-        log_metric(CUSTOM_METRIC, sum(scored) / max(len(scored), 1))
+        if log_metric is not None:
+            scored = [r for r in rewards if r is not None]
+            log_metric(CUSTOM_METRIC, sum(scored) / max(len(scored), 1))
         return rewards
 
     return [count_a, short_bonus, has_c]
@@ -100,172 +108,8 @@ REWARD_WEIGHTS = [1.0, 0.5, -2.0]
 
 
 # --------------------------------------------------------------------------------------------------------------------
-# Records
+# Runs
 # --------------------------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class GenBatch:
-    log_step: int
-    prompt_ids: list[list[int]]
-    completion_ids: list[list[int]]
-    rewards_per_func: torch.Tensor  # [N, F], NaN for None
-    reward_weights: torch.Tensor  # [F]
-    reward_func_names: list[str]
-    num_generations: int
-    advantages: torch.Tensor  # [N]
-    num_items_in_batch: torch.Tensor
-    completion_mask: torch.Tensor  # [N, T]
-    logged_metrics: dict[str, list[float]]  # values passed to log_metric, by name
-    num_input_tokens_seen_before: int  # state.num_input_tokens_seen before this batch
-    num_input_tokens_seen: int  # the counter after this batch
-    eos_token_ids: list[int]
-    pad_token_id: int
-
-    @property
-    def completion_lengths(self) -> torch.Tensor:
-        return torch.tensor([len(ids) for ids in self.completion_ids])
-
-    @property
-    def prompt_lengths(self) -> torch.Tensor:
-        return torch.tensor([len(ids) for ids in self.prompt_ids])
-
-    @property
-    def length_mask(self) -> torch.Tensor:
-        """[N, T] completion mask rebuilt from the completion lengths (1 up to and including EOS, 0 on padding)."""
-        lengths = self.completion_lengths
-        width = int(lengths.max())
-        return (torch.arange(width).unsqueeze(0) < lengths.unsqueeze(1)).long()
-
-    @property
-    def padded_completion_ids(self) -> torch.Tensor:
-        """[N, T] completion ids, right-padded with the pad id."""
-        width = max(len(ids) for ids in self.completion_ids)
-        return torch.tensor([ids + [self.pad_token_id] * (width - len(ids)) for ids in self.completion_ids])
-
-    @property
-    def is_truncated(self) -> torch.Tensor:
-        stop = set(self.eos_token_ids) | {self.pad_token_id}
-        return torch.tensor([ids[-1] not in stop for ids in self.completion_ids])
-
-
-@dataclass
-class MicroBatch:
-    log_step: int
-    prompt_ids: torch.Tensor
-    prompt_mask: torch.Tensor
-    completion_ids: torch.Tensor
-    completion_mask: torch.Tensor
-    advantages: torch.Tensor  # [B]
-    per_token_logps: torch.Tensor  # [B, T], TRL's own values from this forward
-    entropies: torch.Tensor  # [B, T]
-    logits: torch.Tensor  # [B, T, V] unscaled logits predicting each completion token (a plain forward, same params)
-    old_per_token_logps_input: torch.Tensor | None  # what TRL received (None when on-policy)
-    ref_per_token_logps: torch.Tensor | None
-    num_items_in_batch: torch.Tensor
-    loss: torch.Tensor  # what _compute_loss returned (already scaled for accumulation)
-    gradient_accumulation_steps: int
-    steps_per_generation: int
-    num_processes: int
-    entropy_coef_before: float
-    entropy_coef_after: float
-    last_world_entropy_before: float
-    sync_gradients: bool
-
-    @property
-    def old_per_token_logps(self) -> torch.Tensor:
-        """TRL's substitution: per_token_logps.detach() when no old log-probs were passed."""
-        if self.old_per_token_logps_input is None:
-            return self.per_token_logps
-        return self.old_per_token_logps_input
-
-    @property
-    def mask(self) -> torch.Tensor:
-        return self.completion_mask
-
-
-@dataclass
-class OptStep:
-    log_step: int
-    grads: list[torch.Tensor]  # every parameter gradient right before optimizer.step()
-    learning_rate: float  # the scheduler's current value (what HF logs)
-    optimizer_step_index: int  # global_step before the step (0-based)
-    micro_steps_done: int  # micro-batches processed so far (GRPOTrainer._step)
-    steps_in_epoch: int  # len(train_dataloader) as HF counts it
-
-
-@dataclass
-class Run:
-    name: str
-    args: Any
-    log_history: list[dict[str, Any]]
-    gen_batches: list[GenBatch] = field(default_factory=list)
-    micro_batches: list[MicroBatch] = field(default_factory=list)
-    opt_steps: list[OptStep] = field(default_factory=list)
-    reward_func_names: list[str] = field(default_factory=list)
-    custom_metric_names: list[str] = field(default_factory=list)
-    num_prompts: int = 0  # rows of the training dataset
-    seconds: float = 0.0
-
-    def entries(self) -> list[dict[str, Any]]:
-        """The per-step training log entries (the final runtime summary left out)."""
-        return [e for e in self.log_history if "step" in e and "train_runtime" not in e]
-
-    def window(self, step: int) -> range:
-        """The optimizer steps (1-based, as ``log_step``) whose values the log entry ``step`` averages."""
-        earlier = [e["step"] for e in self.entries() if e["step"] < step]
-        return range((max(earlier) if earlier else 0) + 1, step + 1)
-
-    def gen_for(self, step: int) -> list[GenBatch]:
-        return [g for g in self.gen_batches if g.log_step in self.window(step)]
-
-    def micro_for(self, step: int) -> list[MicroBatch]:
-        return [m for m in self.micro_batches if m.log_step in self.window(step)]
-
-    def opt_for(self, step: int) -> list[OptStep]:
-        return [o for o in self.opt_steps if o.log_step in self.window(step)]
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# Building blocks
-# --------------------------------------------------------------------------------------------------------------------
-
-
-def make_tokenizer():
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {tok: i for i, tok in enumerate(SPECIALS + WORDS)}
-    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=core, pad_token="<pad>", eos_token="<eos>", bos_token="<bos>", unk_token="<unk>"
-    )
-    tok.padding_side = "left"
-    return tok
-
-
-def make_model(tok, folder: str, seed: int):
-    from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(seed)
-    config = LlamaConfig(
-        vocab_size=len(tok),
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=64,
-        pad_token_id=tok.pad_token_id,
-        eos_token_id=tok.eos_token_id,
-        bos_token_id=tok.bos_token_id,
-        tie_word_embeddings=False,
-    )
-    model = LlamaForCausalLM(config)
-    model.save_pretrained(folder)
-    return AutoModelForCausalLM.from_pretrained(folder)
-
 
 # The settings shared by every run. They make the loss-side metrics non-trivial:
 # * beta > 0 -> `kl` is logged, and it is > 0 once the policy has moved;
@@ -303,33 +147,42 @@ BASE_CONFIG: dict[str, Any] = dict(
     dataloader_num_workers=0,
 )
 
-RUN_CONFIGS: dict[str, dict[str, Any]] = {
+# name -> (first TRL release the run is recorded for, overrides of BASE_CONFIG)
+RUN_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     # default loss (dapo) with every generic metric
-    "main": {},
-    # CISPO: `cispo_clip_ratio` (ε_high is an absolute cap on the ratio there)
-    # (and one scale for the whole batch: frac_reward_zero_std can only be 0 or 1)
-    "cispo": dict(loss_type="cispo", epsilon_high=1.02, max_steps=4, scale_rewards="batch"),
+    "main": ("0.26.0", {}),
+    # logging windows of two optimizer steps, a generation every optimizer step, on-policy (TRL passes no old
+    # log-probs, the ratio is exactly 1): window means over several generation batches, with an all-None reward
+    # column at some steps and unscorable rows (see RUN_REWARDS), so that window means meet NaN; loss / grad_norm /
+    # learning_rate over a two-step window; a sampling temperature != 1 (log-probs and entropies use scaled logits).
+    "window": (
+        "0.26.0",
+        dict(
+            logging_steps=2, steps_per_generation=2, num_iterations=1, max_steps=6, learning_rate=0.05, temperature=0.8
+        ),
+    ),
+    # per-sequence loss normalisation ("grpo") and one std for the whole batch (`scale_rewards="batch"`): the other
+    # branch of reward_std / frac_reward_zero_std, clip metrics under another loss type
+    "grpo_batch": ("0.26.0", dict(loss_type="grpo", scale_rewards="batch", max_steps=4)),
+    # CISPO: `cispo_clip_ratio` (ε_high is an absolute cap on the ratio there); conformance-checked from 1.0 only
+    "cispo": ("1.0.0", dict(loss_type="cispo", epsilon_high=1.02, max_steps=4, scale_rewards="batch")),
     # VESPO: `vespo/phi_seq_mean` (and the other aggregation of several reward functions)
-    "vespo": dict(loss_type="vespo", max_steps=4, multi_objective_aggregation="normalize_then_sum"),
+    "vespo": ("1.0.0", dict(loss_type="vespo", max_steps=4, multi_objective_aggregation="normalize_then_sum")),
     # entropy bonus with the adaptive controller (target near ln|V| so the coefficient moves up and down):
     # `policy_loss`, `entropy_coef`; loss_type "grpo" exercises the per-sequence normalisation.
-    "entropy": dict(
-        loss_type="grpo",
-        entropy_coef=0.02,
-        use_adaptive_entropy=True,
-        entropy_target=2.3,
-        entropy_coef_delta=0.01,
-        max_steps=6,
+    "entropy": (
+        "1.8.0",
+        dict(
+            loss_type="grpo",
+            entropy_coef=0.02,
+            use_adaptive_entropy=True,
+            entropy_target=2.3,
+            entropy_coef_delta=0.01,
+            max_steps=6,
+        ),
     ),
     # a static entropy bonus with the default loss (dapo): `policy_loss`, a constant `entropy_coef`
-    "entropy_dapo": dict(entropy_coef=0.01, max_steps=4),
-    # logging windows of two optimizer steps, a generation every optimizer step, on-policy (TRL passes no old
-    # log-probs, the ratio is exactly 1): window means over several generation batches, NaN dropped, None logged
-    # when nothing is left (see RUN_REWARDS), and loss / grad_norm / learning_rate over a two-step window;
-    # a sampling temperature != 1 (log-probs and entropies are taken on the scaled logits).
-    "window": dict(
-        logging_steps=2, steps_per_generation=2, num_iterations=1, max_steps=6, learning_rate=0.05, temperature=0.8
-    ),
+    "entropy_dapo": ("1.8.0", dict(entropy_coef=0.01, max_steps=4)),
 }
 
 # Per-run reward function settings (see make_reward_funcs).
@@ -338,11 +191,63 @@ RUN_REWARDS: dict[str, dict[str, Any]] = {
 }
 
 
+def runs_for(trl_version: str) -> list[str]:
+    """The runs whose options exist in this TRL release."""
+    return [name for name, (since, _) in RUN_CONFIGS.items() if _release(since) <= _release(trl_version)]
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Building blocks
+# --------------------------------------------------------------------------------------------------------------------
+
+
+def make_tokenizer():
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {tok: i for i, tok in enumerate(SPECIALS + WORDS)}
+    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=core, pad_token="<pad>", eos_token="<eos>", bos_token="<bos>", unk_token="<unk>"
+    )
+    tok.padding_side = "left"
+    # TRL < 0.29 passes the tokenizer's whole output to generate(), and transformers 4.x rejects token_type_ids
+    tok.model_input_names = ["input_ids", "attention_mask"]
+    return tok
+
+
+def make_model(tok, folder: str, seed: int):
+    from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        bos_token_id=tok.bos_token_id,
+        tie_word_embeddings=False,
+    )
+    model = LlamaForCausalLM(config)
+    model.save_pretrained(folder)
+    return AutoModelForCausalLM.from_pretrained(folder)
+
+
 def _install_probes(trainer, run: Run) -> None:
     """Wrap the trainer's methods on the instance so that every input of the logged metrics is recorded."""
     from transformers import TrainerCallback
 
-    state = {"gen": None, "capture_logps": False, "logps": None}
+    state: dict[str, Any] = {"gen": None, "capture_logps": False, "logps": None}
+    tokenizer = getattr(trainer, "_tokenizer", None) or trainer.processing_class  # `_tokenizer` from TRL 1.3
+    # several EOS ids (tokenizer + generation config) from TRL 1.14.2; before, the tokenizer's one
+    eos_token_ids = list(getattr(trainer, "eos_token_ids", None) or [tokenizer.eos_token_id])
+    has_entropy_controller = hasattr(trainer, "entropy_coef")  # TRL >= 1.8
 
     # --- generation side --------------------------------------------------------------------------------------------
     orig_generate = trainer._generate
@@ -357,13 +262,8 @@ def _install_probes(trainer, run: Run) -> None:
     def _calculate_rewards(inputs, prompts, completions, completion_ids_list):
         rewards_per_func = orig_rewards(inputs, prompts, completions, completion_ids_list)
         state["gen"]["rewards_per_func"] = rewards_per_func.detach().clone()
+        state["gen"]["completions"] = [str(c) for c in completions]
         return rewards_per_func
-
-    orig_log_metric = trainer._log_metric
-
-    def _log_metric(name, value):
-        state["gen"].setdefault("logged", {}).setdefault(name, []).append(float(value))
-        return orig_log_metric(name, value)
 
     orig_gas = trainer._generate_and_score_completions
 
@@ -377,29 +277,39 @@ def _install_probes(trainer, run: Run) -> None:
                 log_step=log_step,
                 prompt_ids=g["prompt_ids"],
                 completion_ids=g["completion_ids"],
+                completions=g["completions"],
                 rewards_per_func=g["rewards_per_func"],
                 reward_weights=trainer.reward_weights.detach().clone().float(),
                 reward_func_names=list(trainer.reward_func_names),
-                num_generations=trainer.num_generations,
+                num_generations=int(trainer.num_generations),
                 advantages=out["advantages"].detach().clone(),
-                num_items_in_batch=out["num_items_in_batch"].detach().clone(),
+                num_items_in_batch=torch.as_tensor(out["num_items_in_batch"]).detach().clone(),
                 completion_mask=out["completion_mask"].detach().clone(),
                 logged_metrics=g.get("logged", {}),
                 num_input_tokens_seen_before=seen_before,
                 num_input_tokens_seen=int(trainer.state.num_input_tokens_seen),
-                eos_token_ids=list(trainer.eos_token_ids),
-                pad_token_id=trainer._tokenizer.pad_token_id,
+                eos_token_ids=eos_token_ids,
+                pad_token_id=int(tokenizer.pad_token_id),
             )
         )
         state["gen"] = None
         return out
+
+    if hasattr(trainer, "_log_metric"):  # reward functions' own metrics, TRL >= 1.0
+        orig_log_metric = trainer._log_metric
+
+        def _log_metric(name, value):
+            state["gen"].setdefault("logged", {}).setdefault(name, []).append(float(value))
+            return orig_log_metric(name, value)
+
+        trainer._log_metric = _log_metric
 
     # --- loss side --------------------------------------------------------------------------------------------------
     orig_logps = trainer._get_per_token_logps_and_entropies
 
     def _get_per_token_logps_and_entropies(model, input_ids, attention_mask, logits_to_keep, *args, **kwargs):
         out = orig_logps(model, input_ids, attention_mask, logits_to_keep, *args, **kwargs)
-        if state["capture_logps"] and kwargs.get("compute_entropy"):
+        if state["capture_logps"] and kwargs.get("compute_entropy"):  # a 2-tuple before TRL 1.7, a 3-tuple after
             state["logps"] = (out[0].detach().clone(), out[1].detach().clone())
         return out
 
@@ -407,11 +317,11 @@ def _install_probes(trainer, run: Run) -> None:
 
     def _compute_loss(model, inputs):
         log_step = trainer.state.global_step + 1
-        coef_before = float(trainer.entropy_coef)
-        last_world_before = float(trainer._last_world_entropy)
+        coef_before = float(trainer.entropy_coef) if has_entropy_controller else None
+        last_world_before = float(trainer._last_world_entropy) if has_entropy_controller else None
         sync = bool(trainer.accelerator.sync_gradients)
         # A plain forward with the parameters the loss sees (before this step's update): the unscaled logits that
-        # predict each completion token. TRL's own path uses a fused LM head and never materialises them.
+        # predict each completion token.
         with torch.no_grad():
             input_ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], dim=1)
             attention_mask = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], dim=1)
@@ -426,7 +336,7 @@ def _install_probes(trainer, run: Run) -> None:
 
         def grab(name):
             value = inputs.get(name)
-            return None if value is None else value.detach().clone()
+            return None if value is None else torch.as_tensor(value).detach().clone()
 
         run.micro_batches.append(
             MicroBatch(
@@ -446,17 +356,16 @@ def _install_probes(trainer, run: Run) -> None:
                 gradient_accumulation_steps=int(trainer.current_gradient_accumulation_steps),
                 steps_per_generation=int(trainer.args.steps_per_generation),
                 num_processes=int(trainer.accelerator.num_processes),
-                entropy_coef_before=coef_before,
-                entropy_coef_after=float(trainer.entropy_coef),
-                last_world_entropy_before=last_world_before,
                 sync_gradients=sync,
+                entropy_coef_before=coef_before,
+                entropy_coef_after=float(trainer.entropy_coef) if has_entropy_controller else None,
+                last_world_entropy_before=last_world_before,
             )
         )
         return loss
 
     trainer._generate = _generate
     trainer._calculate_rewards = _calculate_rewards
-    trainer._log_metric = _log_metric
     trainer._generate_and_score_completions = _generate_and_score_completions
     trainer._get_per_token_logps_and_entropies = _get_per_token_logps_and_entropies
     trainer._compute_loss = _compute_loss
@@ -492,33 +401,48 @@ def _install_probes(trainer, run: Run) -> None:
     trainer.add_callback(Probe())
 
 
-def run_grpo(name: str, workdir: str | None = None) -> Run:
-    """Run GRPOTrainer with the named configuration and return everything it recorded."""
-    import time
+def _plain(value: Any) -> Any:
+    """A config value as a plain container (enums by value, anything exotic as its string)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return str(getattr(value, "value", value))
 
+
+def run_grpo(name: str, workdir: str) -> Run:
+    """Run GRPOTrainer with the named configuration and return everything it recorded."""
+    import transformers
+    import trl
     from datasets import Dataset
     from transformers import set_seed
     from trl import GRPOConfig, GRPOTrainer
 
     start = time.perf_counter()
-    overrides = RUN_CONFIGS[name]
-    if workdir is None:
-        workdir = tempfile.mkdtemp(prefix=f"atlas-grpo-{name}-")
     set_seed(0)
     random.seed(0)
     tok = make_tokenizer()
     model = make_model(tok, os.path.join(workdir, "model"), seed=0)
-    args = GRPOConfig(output_dir=os.path.join(workdir, "out"), **{**BASE_CONFIG, **overrides})
+    args = GRPOConfig(output_dir=os.path.join(workdir, "out"), **{**BASE_CONFIG, **RUN_CONFIGS[name][1]})
     dataset = Dataset.from_dict({"prompt": PROMPTS})
     reward_funcs = make_reward_funcs(**RUN_REWARDS.get(name, {}))
     trainer = GRPOTrainer(
         model=model, processing_class=tok, reward_funcs=reward_funcs, args=args, train_dataset=dataset
     )
-    run = Run(name=name, args=args, log_history=[], num_prompts=len(dataset))
+    run = Run(
+        name=name,
+        trl_version=trl.__version__,
+        transformers_version=transformers.__version__,
+        args={k: _plain(v) for k, v in args.to_dict().items()},
+        log_history=[],
+        num_prompts=len(dataset),
+    )
     _install_probes(trainer, run)
     with contextlib.redirect_stdout(io.StringIO()):
         trainer.train()
-    run.log_history = list(trainer.state.log_history)
+    run.log_history = [{k: _plain(v) for k, v in e.items()} for e in trainer.state.log_history]
     run.reward_func_names = list(trainer.reward_func_names)
     run.custom_metric_names = sorted({k for g in run.gen_batches for k in g.logged_metrics})
     run.seconds = time.perf_counter() - start
@@ -548,28 +472,50 @@ def quiet():
                 logging.getLogger(name).setLevel(level)
 
 
-def run_all(names: list[str] | None = None) -> dict[str, Run]:
-    """Every run of RUN_CONFIGS (or the named ones), in this process, in a temporary folder removed afterwards."""
+def run_all(names: list[str]) -> dict[str, Run]:
+    """The named runs, in this process, in a temporary folder removed afterwards."""
     # One intra-op thread: the model is tiny, and extra threads only spin when the cores are shared (pytest-xdist).
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         with quiet(), tempfile.TemporaryDirectory(prefix="atlas-grpo-") as tmp:
-            return {name: run_grpo(name, os.path.join(tmp, name)) for name in (names or list(RUN_CONFIGS))}
+            return {name: run_grpo(name, os.path.join(tmp, name)) for name in names}
     finally:
         torch.set_num_threads(threads)
 
 
-if __name__ == "__main__":  # a quick look: python -m tests.conformance.trl_runs
-    import time
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trl-version", required=True, help="the TRL release this interpreter must have")
+    parser.add_argument("--out", help="write the runs here (records.save_runs); without it, print the log")
+    parser.add_argument("--runs", help="comma-separated run names (default: every run this release supports)")
+    opts = parser.parse_args(argv)
 
+    import trl
+
+    if trl.__version__ != opts.trl_version:
+        print(f"{sys.executable} has trl {trl.__version__}, not {opts.trl_version}", file=sys.stderr)
+        return 2
+    names = opts.runs.split(",") if opts.runs else runs_for(opts.trl_version)
+    unknown = sorted(set(names) - set(runs_for(opts.trl_version)))
+    if unknown:
+        print(f"no run {unknown} for trl {opts.trl_version} (known: {runs_for(opts.trl_version)})", file=sys.stderr)
+        return 2
     t0 = time.perf_counter()
-    runs = run_all()
+    runs = run_all(names)
+    if opts.out:
+        save_runs(runs, opts.out)
     for r in runs.values():
         print(
             f"== {r.name}: {len(r.entries())} entries, {len(r.gen_batches)} gen, {len(r.micro_batches)} micro, "
             f"{len(r.opt_steps)} opt, {r.seconds:.1f}s"
         )
-        for e in r.entries():
-            print({k: (round(v, 5) if isinstance(v, float) else v) for k, v in e.items()})
-    print(f"total {time.perf_counter() - t0:.1f}s")
+        if not opts.out:
+            for e in r.entries():
+                print({k: (round(v, 5) if isinstance(v, float) else v) for k, v in e.items()})
+    print(f"trl {trl.__version__}: {len(runs)} runs in {time.perf_counter() - t0:.1f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""One pinned virtualenv per TRL release under test, and the recording of that release's runs in a subprocess.
+
+A release with a lock file ``tests/conformance/requirements-trl-<release>.txt`` gets its own virtualenv in
+``.cache/atlas/venvs/trl-<release>`` (git-ignored), created on first use and re-created when the lock file or the
+base interpreter changes (both are hashed into a stamp written last, so a half-built virtualenv is never used).
+The project's own release (``requirements.txt``, the interpreter running the tests) needs no lock of its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from importlib import metadata
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+VENVS = ROOT / ".cache" / "atlas" / "venvs"
+STAMP = ".atlas-lock-sha256"
+INSTALL_TIMEOUT_S = 1800
+RUN_TIMEOUT_S = 900
+
+
+class EnvError(RuntimeError):
+    """A TRL release's virtualenv could not be made, or its runs failed."""
+
+
+def lock_file(release: str) -> Path:
+    return HERE / f"requirements-trl-{release}.txt"
+
+
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock shared by every process on this machine (pytest-xdist workers, parallel sessions)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _stamp(lock: Path) -> str:
+    base = f"{sys.version_info[:3]} {getattr(sys, '_base_executable', sys.executable)}"
+    return hashlib.sha256(lock.read_bytes() + base.encode()).hexdigest()
+
+
+def _run(cmd: list[str], log: Path, timeout: float, **kwargs) -> None:
+    with open(log, "a") as out:
+        out.write(f"$ {' '.join(cmd)}\n")
+        out.flush()
+        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, timeout=timeout, **kwargs)
+    if proc.returncode != 0:
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-25:])
+        raise EnvError(f"`{' '.join(cmd)}` failed with exit code {proc.returncode} (log: {log}):\n{tail}")
+
+
+def _refuse_cuda_torch(python: Path, lock: Path, log: Path) -> None:
+    """Resolve the lock without installing, and stop if pip would bring a CUDA build of torch (GBs of downloads)."""
+    report = log.with_suffix(".plan.json")
+    _run(
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--ignore-installed",
+            "--quiet",
+            "--report",
+            str(report),
+            "-r",
+            str(lock),
+        ],
+        log,
+        INSTALL_TIMEOUT_S,
+    )
+    plan = {i["metadata"]["name"].lower(): i for i in json.loads(report.read_text())["install"]}
+    cuda = sorted(n for n in plan if n.startswith("nvidia-") or n == "triton")
+    torch_version = plan.get("torch", {}).get("metadata", {}).get("version", "")
+    if cuda or "+cu" in torch_version:
+        raise EnvError(
+            f"{lock.relative_to(ROOT)}: pip would install torch {torch_version} "
+            f"from {plan['torch']['download_info']['url']} with {cuda}: refusing a CUDA build. Make the CPU wheel "
+            "of torch reachable (e.g. PIP_FIND_LINKS or the PyTorch CPU index) and run again."
+        )
+
+
+def ensure_venv(release: str) -> Path:
+    """The Python of the release's virtualenv, built from its lock file when missing or stale."""
+    lock = lock_file(release)
+    venv = VENVS / f"trl-{release}"
+    python = venv / "bin" / "python"
+    stamp = _stamp(lock)
+    with file_lock(VENVS / f"trl-{release}.lock"):
+        if (venv / STAMP).is_file() and (venv / STAMP).read_text().strip() == stamp and python.exists():
+            return python
+        shutil.rmtree(venv, ignore_errors=True)
+        log = VENVS / f"trl-{release}.install.log"
+        log.write_text("")
+        base = getattr(sys, "_base_executable", sys.executable)
+        _run([base, "-m", "venv", str(venv)], log, 300)
+        env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+        _refuse_cuda_torch(python, lock, log)
+        # --no-compile: byte-compiling all of torch is a third of the install; imports compile what they use
+        _run(
+            [str(python), "-m", "pip", "install", "--quiet", "--no-compile", "-r", str(lock)],
+            log,
+            INSTALL_TIMEOUT_S,
+            env=env,
+        )
+        (venv / STAMP).write_text(stamp + "\n")
+    return python
+
+
+def python_for(release: str) -> str:
+    """The interpreter whose installed TRL is ``release``: its own virtualenv, or the one running the tests."""
+    if lock_file(release).is_file():
+        return str(ensure_venv(release))
+    try:
+        here = metadata.version("trl")
+    except metadata.PackageNotFoundError:
+        here = None
+    if here != release:
+        raise EnvError(
+            f"trl {release}: no lock file {lock_file(release).relative_to(ROOT)}, and this interpreter has "
+            f"trl {here} ({sys.executable})"
+        )
+    return sys.executable
+
+
+def record_runs(release: str, out: Path) -> float:
+    """Run every GRPOTrainer run of ``release`` in its interpreter, write them to ``out``; return the seconds."""
+    python = python_for(release)
+    log = out.with_suffix(".log")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    start = time.perf_counter()
+    _run(
+        [python, "-m", "tests.conformance.trl_runs", "--trl-version", release, "--out", str(out)],
+        log,
+        RUN_TIMEOUT_S,
+        cwd=ROOT,
+        env=env,
+    )
+    return time.perf_counter() - start

@@ -1,0 +1,331 @@
+"""The one-page cheat-sheets, read back from the PDFs: one page of the right paper size, every key and short text
+extractable (Vietnamese diacritics included), a CJK font embedded for Chinese and no .notdef glyph, nothing in the
+margins, a clear build error instead of a second page, the links from the site, and Chromium's print preview."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import subprocess
+import tempfile
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from generator.build import build_site
+from generator.cheatsheet import SIZES, sheet_dir
+from generator.collect import collect
+from generator.pdf import SheetDoesNotFit, build_pdfs, html_to_pdf
+from generator.render import Ctx
+
+from .conftest import ROOT, copy_sources
+
+pypdf = pytest.importorskip("pypdf")
+# every test here shares the module's site: keep them on one xdist worker
+pytestmark = pytest.mark.xdist_group("cheatsheets")
+
+ATLAS = collect(ROOT, run_snippets=False)
+CFG = ATLAS.config
+LATEST = CFG.versions[0].name
+PAPER_PT = {"a4": (841.89, 595.28), "letter": (792.0, 612.0)}  # landscape width x height
+MARGIN_MM = 10
+
+
+def _sheets():
+    """(version, trainer, lang, metrics on the sheet) for every sheet the sources call for."""
+    out = []
+    for version in CFG.versions:
+        for lang in CFG.lang_codes:
+            ctx = Ctx(ATLAS, lang, version)
+            for trainer in version.trainers:
+                chosen = [ctx.resolved[it.model.id].metric for it in ctx.items(trainer)]
+                chosen = [m for m in chosen if m.cheatsheet]
+                if chosen:
+                    out.append((version, trainer, lang, chosen))
+    return out
+
+
+SHEETS = _sheets()
+PDFS = [(v, t, lang, ms, size) for v, t, lang, ms in SHEETS for size in SIZES]
+
+
+def _id(p) -> str:
+    return f"{p[0].name}-{p[1]}-{p[2]}" + (f"-{p[4]}" if len(p) > 4 else "")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The latest version as `atlas build` builds it, and the sheets of the other versions as `atlas pdf` writes
+    them into that site (the whole multi-version site takes longer; test_build covers it)."""
+    out = build_site(ROOT, site_dir=tmp_path_factory.mktemp("cs") / "site", versions=[LATEST], atlas=ATLAS)
+    others = [v.name for v in CFG.versions if v.name != LATEST]
+    if others:
+        build_pdfs(ATLAS, out, versions=others)
+    return out
+
+
+def _pdf(site: Path, version, trainer: str, lang: str, size: str) -> Path:
+    return site / version.name / "cheatsheets" / f"{trainer}.{lang}.{size}.pdf"
+
+
+def _text(path: Path) -> str:
+    reader = pypdf.PdfReader(path)
+    return unicodedata.normalize("NFC", "".join(p.extract_text() for p in reader.pages))
+
+
+def _squash(text: str) -> str:
+    return "".join(text.split())
+
+
+def test_the_sources_put_metrics_on_every_trainers_sheet():
+    assert SHEETS, "no metric has a `cheatsheet:` block"
+    for version in CFG.versions:
+        for trainer in version.trainers:
+            ms = [m for v, t, _, ms in SHEETS if v == version and t == trainer for m in ms]
+            assert ms, f"no cheat-sheet metric for {trainer} in TRL {version.name}"
+    orders = [m.cheatsheet.order for m in SHEETS[0][3]]
+    assert len(set(orders)) == len(orders) and 8 <= len(orders) <= 14
+
+
+@pytest.mark.parametrize("sheet", PDFS, ids=_id)
+def test_every_sheet_is_one_page_of_its_paper(site, sheet):
+    version, trainer, lang, _, size = sheet
+    reader = pypdf.PdfReader(_pdf(site, version, trainer, lang, size))
+    assert len(reader.pages) == 1
+    box = reader.pages[0].mediabox
+    assert (float(box.width), float(box.height)) == pytest.approx(PAPER_PT[size], abs=1.0)
+
+
+@pytest.mark.parametrize("sheet", SHEETS, ids=_id)
+def test_every_key_short_text_version_and_language_is_extractable(site, sheet):
+    version, trainer, lang, metrics = sheet
+    language = next(x.name for x in CFG.languages if x.code == lang)
+    for size in SIZES:
+        text = _squash(_text(_pdf(site, version, trainer, lang, size)))
+        for m in metrics:
+            assert _squash(m.key) in text, f"{m.key} missing from the {lang} {size} sheet"
+            short = re.sub(r"[`*]", "", m.cheatsheet.short.get(lang))
+            assert _squash(short) in text, f"{m.key}: {lang} short text not extractable"
+        assert _squash(f"TRL {version.trl}") in text and _squash(language) in text  # the footer
+
+
+@pytest.mark.parametrize("sheet", [s for s in SHEETS if s[2] == "vi"], ids=_id)
+def test_vietnamese_diacritics_survive_extraction(site, sheet):
+    version, trainer, _, metrics = sheet
+    text = _text(_pdf(site, version, trainer, "vi", "a4"))
+    words = {w for m in metrics for w in m.cheatsheet.short.get("vi").split() if not w.isascii()}
+    assert len(words) > 20
+    missing = [w for w in words if w.strip("`(),;:") not in text]
+    assert not missing, missing
+    assert "cắt cụt" in text and "Chính sách" in text  # truncation and policy, as the term base writes them
+
+
+def _cid_of(font):
+    """code -> CID for a Type0 font: Identity-H, or the embedded CMap WeasyPrint writes for small subsets."""
+    enc = font["/Encoding"]
+    if enc == "/Identity-H":
+        return lambda code: code
+    data = enc.get_object().get_data().decode("latin-1")
+    table: dict[int, int] = {}
+    for block in re.findall(r"begincidchar(.*?)endcidchar", data, re.S):
+        table |= {int(c, 16): int(cid) for c, cid in re.findall(r"<([0-9a-fA-F]+)>\s+(\d+)", block)}
+    for block in re.findall(r"begincidrange(.*?)endcidrange", data, re.S):
+        for lo, hi, cid in re.findall(r"<([0-9a-fA-F]+)>\s*<([0-9a-fA-F]+)>\s+(\d+)", block):
+            table |= {c: int(cid) + c - int(lo, 16) for c in range(int(lo, 16), int(hi, 16) + 1)}
+    return lambda code: table.get(code, -1)
+
+
+def _raw(s) -> bytes:
+    return s if isinstance(s, bytes) else getattr(s, "original_bytes", None) or s.encode("latin-1")
+
+
+def notdef_glyphs(data: bytes) -> list[str]:
+    """Every text-showing operation of the PDF that draws CID 0 (.notdef, the 'tofu' box), by font."""
+    from pypdf.generic import ContentStream
+
+    reader = pypdf.PdfReader(io.BytesIO(data))
+    found = []
+    for page in reader.pages:
+        fonts = {name: _cid_of(f.get_object()) for name, f in page["/Resources"]["/Font"].items()}
+        names = {name: f.get_object()["/BaseFont"] for name, f in page["/Resources"]["/Font"].items()}
+        current = None
+        for operands, op in ContentStream(page.get_contents(), reader).operations:
+            if op == b"Tf":
+                current = operands[0]
+            elif op in (b"Tj", b"TJ", b"'", b'"'):
+                strings = operands[0] if op == b"TJ" else operands[-1:]
+                for s in strings:
+                    if isinstance(s, (int, float)) or type(s).__name__ in ("FloatObject", "NumberObject"):
+                        continue
+                    raw = _raw(s)
+                    codes = [int.from_bytes(raw[i:i + 2], "big") for i in range(0, len(raw) - 1, 2)]
+                    if any(fonts[current](c) == 0 for c in codes):
+                        found.append(str(names[current]))
+    return found
+
+
+def test_the_notdef_check_finds_tofu():
+    # a character no installed font has: WeasyPrint draws .notdef without any error
+    html = '<html lang="zh"><body style="font-family: \'Noto Sans CJK SC\'"><p>策略 \U0001F9EA ok</p></body></html>'
+    from weasyprint import HTML
+
+    assert notdef_glyphs(HTML(string=html).write_pdf())
+
+
+@pytest.mark.parametrize("sheet", [p for p in PDFS if p[2] == "zh"], ids=_id)
+def test_chinese_sheets_embed_a_subset_cjk_font_and_no_tofu(site, sheet):
+    version, trainer, lang, _, size = sheet
+    data = _pdf(site, version, trainer, lang, size).read_bytes()
+    reader = pypdf.PdfReader(io.BytesIO(data))
+    embedded = []
+    for font in reader.pages[0]["/Resources"]["/Font"].values():
+        font = font.get_object()
+        desc = font["/DescendantFonts"][0].get_object()["/FontDescriptor"].get_object()
+        assert any(k in desc for k in ("/FontFile", "/FontFile2", "/FontFile3")), f"{font['/BaseFont']} not embedded"
+        assert re.match(r"^/[A-Z]{6}\+", font["/BaseFont"]), f"{font['/BaseFont']} is not a subset"
+        embedded.append(str(font["/BaseFont"]))
+    assert any("CJK-SC" in name for name in embedded), embedded
+    assert not notdef_glyphs(data)
+    assert "策略" in _text(_pdf(site, version, trainer, lang, size))
+
+
+def _gray_page(pdf: Path, dpi: int) -> tuple[int, int, bytes]:
+    """The page rasterized by poppler as 8-bit grey (PGM): width, height, pixels."""
+    if not shutil.which("pdftoppm"):
+        pytest.fail("pdftoppm is missing: `make setup` installs poppler-utils")
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(["pdftoppm", "-gray", "-r", str(dpi), "-singlefile", str(pdf), f"{tmp}/page"], check=True)
+        pgm = Path(tmp, "page.pgm").read_bytes()
+    header = re.match(rb"P5\s+(\d+)\s+(\d+)\s+(\d+)\s", pgm)
+    w, h = int(header.group(1)), int(header.group(2))
+    return w, h, pgm[header.end():]
+
+
+@pytest.mark.parametrize("sheet", PDFS, ids=_id)
+def test_nothing_is_printed_in_the_margins(site, sheet):
+    version, trainer, lang, _, size = sheet
+    dpi = 50
+    w, h, px = _gray_page(_pdf(site, version, trainer, lang, size), dpi)
+    band = int((MARGIN_MM - 1.5) / 25.4 * dpi)  # the margin, less a little for anti-aliasing
+    inked = [(x, y) for y in range(h) for x in range(w)
+             if (x < band or x >= w - band or y < band or y >= h - band) and px[y * w + x] < 245]
+    assert not inked, f"ink in the margin at {inked[:5]}"
+    assert min(px) < 100  # the page is not blank
+
+
+def test_content_beyond_the_margins_is_an_error():
+    html = ('<html><head><style>@page { size: A4 landscape; margin: 10mm }</style></head>'
+            '<body><p style="white-space: nowrap">' + "overflow " * 200 + "</p></body></html>")
+    with pytest.raises(SheetDoesNotFit, match="cut off"):
+        html_to_pdf(html, "'grpo' (TRL 0.0, language en, a4)")
+
+
+def test_a_sheet_too_long_for_one_page_fails_the_build_naming_trainer_version_and_language(tmp_path):
+    root = copy_sources(tmp_path / "src")
+    for path in (root / "metrics").rglob("*.yaml"):
+        head, sep, block = path.read_text(encoding="utf-8").partition("\ncheatsheet:")
+        if sep:  # every Vietnamese short text of the sheet becomes sixty words long
+            block = re.sub(r'(\n    vi: ).*', lambda m: m.group(1) + "nhiều chữ " * 60, block)
+            path.write_text(head + sep + block, encoding="utf-8")
+    site = tmp_path / "site"
+    (site / "old").mkdir(parents=True)
+    atlas = collect(root, run_snippets=False)
+    with pytest.raises(SheetDoesNotFit) as exc:
+        build_site(root, site_dir=site, versions=[LATEST], langs=["en", "vi"], atlas=atlas)
+    message = str(exc.value)
+    assert "'grpo'" in message and f"TRL {LATEST}" in message and "language vi" in message
+    assert "one page" in message
+    assert [p.name for p in site.iterdir()] == ["old"]  # the failed build published nothing
+
+
+def test_atlas_pdf_writes_only_the_sheets(tmp_path, capsys):
+    from generator.cli import main
+
+    out = tmp_path / "site"
+    other = out / LATEST / "grpo" / "index.html"
+    other.parent.mkdir(parents=True)
+    other.write_text("untouched", encoding="utf-8")
+    assert main(["--root", str(ROOT), "pdf", "--out", str(out), "--version", LATEST, "--lang", "vi"]) == 0
+    files = sorted(p.relative_to(out / LATEST).as_posix() for p in out.rglob("*") if p.is_file() and p != other)
+    sheets = [f for f in files if not f.startswith("assets/")]
+    assert sheets == ["cheatsheets/grpo.vi.a4.pdf", "cheatsheets/grpo.vi.letter.pdf", "vi/cheatsheets/grpo/index.html"]
+    assert other.read_text(encoding="utf-8") == "untouched"
+    assert "assets/cheatsheet.css" in files and "assets/katex/katex.min.css" in files
+    assert "wrote 2 cheat-sheet PDFs" in capsys.readouterr().err
+
+
+def _hrefs(html: str) -> list[str]:
+    return re.findall(r'href="([^"#]+)"', html)
+
+
+@pytest.mark.parametrize("lang", CFG.lang_codes)
+def test_the_trainer_index_and_the_cheatsheets_page_link_every_sheet(site, lang):
+    prefix = "" if lang == CFG.default_lang else f"{lang}/"
+    version = CFG.versions[0]
+    for trainer in {t for v, t, _, _ in SHEETS if v == version}:
+        targets = {f"{LATEST}/{sheet_dir(trainer, lang, CFG.default_lang)}index.html"} | {
+            f"{LATEST}/cheatsheets/{trainer}.{lang}.{size}.pdf" for size in SIZES}
+        for page in (f"{LATEST}/{prefix}{trainer}/index.html", f"{LATEST}/{prefix}cheatsheets/index.html"):
+            html = (site / page).read_text(encoding="utf-8")
+            resolved = set()
+            for href in _hrefs(html):
+                if "://" not in href:
+                    target = (site / page).parent / href
+                    resolved.add((target / "index.html" if href.endswith("/") else target).resolve())
+            for t in targets:
+                assert (site / t).is_file() and (site / t).resolve() in resolved, f"{page} does not link {t}"
+    home = (site / LATEST / prefix / "index.html").read_text(encoding="utf-8")
+    title = ATLAS.ui[lang]["cheatsheets_title"]
+    assert re.search(rf'href="[^"]*cheatsheets/"[^>]*>\s*(<[^>]+>\s*)*{re.escape(title)}', home), "not in the nav"
+
+
+def test_the_printable_page_shows_the_formulas_with_build_time_katex(site):
+    version, trainer, lang, metrics = next(s for s in SHEETS if s[0].name == LATEST)
+    html = (site / LATEST / sheet_dir(trainer, lang, CFG.default_lang) / "index.html").read_text(encoding="utf-8")
+    with_formula = [m for m in metrics if m.cheatsheet.show_formula]
+    assert with_formula and html.count('class="katex-display"') == len(with_formula)
+    assert "<script" not in html
+    for href in re.findall(r'<link rel="stylesheet" href="([^"]+)"', html):
+        assert (site / LATEST / sheet_dir(trainer, lang, CFG.default_lang) / href).is_file(), href
+
+
+@pytest.mark.browser
+def test_chromium_print_preview_is_one_page(site):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not shutil.which("chromium"):
+        pytest.fail("Debian chromium is missing: `make setup` installs it (apt-get install chromium)")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page()
+        for _, trainer, lang, _ in [s for s in SHEETS if s[0].name == LATEST]:
+            sheet = site / LATEST / sheet_dir(trainer, lang, CFG.default_lang) / "index.html"
+            page.goto(sheet.as_uri())
+            page.wait_for_load_state("load")
+            for paper in ("A4", "Letter"):
+                pdf = page.pdf(format=paper, landscape=True, print_background=True)
+                assert len(pypdf.PdfReader(io.BytesIO(pdf)).pages) == 1, f"{lang} {paper}"
+            # the page's own print stylesheet (no paper forced): still one page
+            assert len(pypdf.PdfReader(io.BytesIO(page.pdf(prefer_css_page_size=True))).pages) == 1
+        browser.close()
+
+
+def test_check_reports_a_taken_position_and_a_missing_strip(tmp_path):
+    from generator.errors import SourceErrors
+
+    root = copy_sources(tmp_path / "src")
+    path = root / "metrics/grpo/reward_std.yaml"
+    text = path.read_text(encoding="utf-8")
+    order = re.search(r"\ncheatsheet:\n  order: (\d+)\n", text)
+    path.write_text(text.replace(order.group(0), "\ncheatsheet:\n  order: 1\n"), encoding="utf-8")
+    ui = root / "locales/en/ui.yaml"
+    ui.write_text("\n".join(ln for ln in ui.read_text(encoding="utf-8").splitlines()
+                            if not ln.startswith("cheatsheet_strip_grpo:")) + "\n", encoding="utf-8")
+    with pytest.raises(SourceErrors) as exc:
+        collect(root, run_snippets=False, use_cache=False)
+    lines = [str(e) for e in exc.value.errors]
+    line = text[: order.start()].count("\n") + 3  # the `order:` line
+    assert f"metrics/grpo/reward_std.yaml:{line}: cheatsheet.order: cheat-sheet position 1 is taken " \
+           "(also in metrics/grpo/reward.yaml)" in lines, lines
+    assert any(ln.startswith("locales/en/ui.yaml:1: cheatsheet_strip_grpo: ") for ln in lines), lines

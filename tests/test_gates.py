@@ -1,0 +1,53 @@
+"""Strict quality gates on the built site: every internal link and #fragment of every version and language
+answers over HTTP, the 404 page speaks every language, and the HTML of the latest version is valid."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import urllib.error
+import urllib.request
+
+import pytest
+
+from .conftest import ROOT
+from .linkcheck import check_site
+
+pytestmark = pytest.mark.xdist_group("site")
+
+VERSIONS = ["1.16", "1.12", "0.26"]
+
+
+def test_every_link_and_fragment_resolves(site_url):
+    public = "http://127.0.0.1:8000/"  # atlas.yml site_url: links to it are checked on the local server
+    starts = ["/", "/latest/"] + [f"/{v}/{p}" for v in VERSIONS for p in ("", "zh/", "vi/")]
+    report = check_site(site_url, public, starts)
+    assert not report.broken, f"{len(report.broken)} broken links, e.g.:\n" + "\n".join(report.broken[:20])
+    assert report.pages > 300 and report.links > 10000, (report.pages, report.links)
+    # the only other hosts are plain links to TRL's and transformers' code, never loaded by the page
+    assert {u.split("/")[2] for u in report.external} <= {"github.com"}, sorted(report.external)[:5]
+
+
+@pytest.mark.parametrize("path", ["/1.16/no/such/page/", "/0.26/zh/grpo/nope/"])
+def test_404_page_speaks_every_language(site_url, path):
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(site_url + path)
+    assert info.value.code == 404
+    body = info.value.read().decode("utf-8")
+    for text in ("Page not found", "页面不存在", "Không tìm thấy trang"):
+        assert text in body
+    version = path.split("/")[1]
+    assert f'href="/{version}/zh/versions/"' in body and f'href="/{version}/vi/"' in body
+
+
+def test_html_of_the_latest_version_is_valid(built_site):
+    vnu = ROOT / "node_modules/vnu-jar/build/dist/vnu.jar"
+    if not vnu.exists() or not shutil.which("java"):
+        pytest.fail("the HTML checker needs `npm ci` (vnu-jar) and Java (openjdk)")
+    proc = subprocess.run(
+        ["java", "-jar", str(vnu), "--skip-non-html", "--errors-only", "--format", "gnu",
+         # Material's own markup: autocomplete on its checkbox toggles, and labels of its hidden toggles
+         "--filterpattern", r".*(autocomplete|“for” attribute of the “label” element).*", str(built_site / "1.16")],
+        capture_output=True, text=True, timeout=600)
+    errors = [ln for ln in proc.stderr.splitlines() + proc.stdout.splitlines() if ln.strip()]
+    assert proc.returncode == 0 and not errors, "\n".join(errors[:20])
