@@ -46,6 +46,16 @@
     go(new URL(link.href)).then((url) => location.assign(url));
   }, true);
 
+  // Material renders the selector after fetching versions.json; its button's accessible name ("Select version")
+  // must contain the visible text (WCAG 2.5.3, label in name)
+  new MutationObserver(() => {
+    const button = document.querySelector(".md-version__current");
+    if (button && !button.dataset.atlasLabel) {
+      button.dataset.atlasLabel = "1";
+      button.setAttribute("aria-label", `${button.textContent.trim()}: ${button.getAttribute("aria-label") || ""}`.trim());
+    }
+  }).observe(document.documentElement, { childList: true, subtree: true });
+
   document.addEventListener("DOMContentLoaded", () => {
     const params = new URLSearchParams(location.search);
     const key = params.get("absent");

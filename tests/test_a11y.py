@@ -1,0 +1,26 @@
+"""Accessibility: axe-core (npm) in headless Debian Chromium finds no serious or critical WCAG 2.1 A/AA violation on
+the home page, a trainer index and a metric page in each language."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import ROOT
+from .test_browser import browser, page  # noqa: F401 - shared fixtures
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("site")]
+
+AXE = ROOT / "node_modules/axe-core/axe.min.js"
+PAGES = ["", "grpo/", "grpo/clip_ratio/low_mean/", "versions/"]
+
+
+@pytest.mark.parametrize("lang", ["", "zh/", "vi/"], ids=["en", "zh", "vi"])
+@pytest.mark.parametrize("path", PAGES, ids=["home", "index", "metric", "versions"])
+def test_no_serious_accessibility_violations(page, site_url, lang, path):
+    page.goto(f"{site_url}/1.16/{lang}{path}")
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate(
+        "() => axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})")
+    bad = [(v["id"], v["impact"], len(v["nodes"]), v["nodes"][0]["target"]) for v in result["violations"]
+           if v["impact"] in ("serious", "critical")]
+    assert not bad, bad
