@@ -53,10 +53,14 @@ def main() -> None:
                                           allow_unicode=True), encoding="utf-8")
             configs.append(cfg)
 
+        per_version: dict[str, list[float]] = {v.name: [] for v, _, _ in prepared}
+
         def bare() -> None:
-            for cfg in configs:
+            for (version, _, _), cfg in zip(prepared, configs):
+                start = time.perf_counter()
                 subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(cfg)], check=True,
                                cwd=ROOT, capture_output=True)
+                per_version[version.name].append(time.perf_counter() - start)
 
         def full(cold: bool) -> None:
             extra = ["--no-cache"] if cold else []
@@ -79,6 +83,9 @@ def main() -> None:
           f"-> ratio {c / b:.3f}, generation adds {100 * (c / b - 1):.1f}%")
     print(f"render + mkdocs from validated models (in process), median of {args.runs}: {i:.2f} s "
           f"-> ratio {i / b:.3f}")
+    for (version, _, pages_of_version) in prepared:
+        print(f"  per version: {version.name} ({pages_of_version} pages, 3 languages): bare mkdocs median "
+              f"{statistics.median(per_version[version.name]):.2f} s")
 
 
 if __name__ == "__main__":
