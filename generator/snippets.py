@@ -106,6 +106,8 @@ def _alarm(signum: int, frame: Any) -> None:
 
 
 def _worker() -> None:
+    import torch  # noqa: F401 - imported before any time limit is armed: a cold import takes seconds
+
     jobs = json.load(sys.stdin)
     signal.signal(signal.SIGALRM, _alarm)
     results = []
