@@ -18,6 +18,7 @@ from .cheatsheet import render_cheatsheets_page, sheet_trainers
 from .collect import Atlas, collect
 from .config import Version
 from .errors import BuildError
+from .glossary_pages import entries_sorted, entry_path, render_glossary_entry, render_glossary_index
 from .mathtex import KATEX_DIST
 from .pdf import render_sheets, write_files
 from .render import (
@@ -59,6 +60,10 @@ def generate_docs(atlas: Atlas, version: Version, docs: Path, langs: list[str]) 
             write(f"{trainer}/conformance{sfx}.md", render_coverage(ctx, trainer))
         for item in ctx.items():
             write(page_path(item.model, lang, cfg.default_lang), render_metric(ctx, item))
+        if atlas.glossary:
+            write(f"glossary/index{sfx}.md", render_glossary_index(ctx))
+            for item in atlas.glossary:
+                write(entry_path(item.model, lang, cfg.default_lang), render_glossary_entry(ctx, item))
     _copy_assets(docs / "assets")
     return written
 
@@ -93,6 +98,10 @@ def mkdocs_config(atlas: Atlas, version: Version, docs: Path, out: Path, langs: 
     ]
     if sheet_trainers(Ctx(atlas, cfg.default_lang, version)):
         base["nav"].append("cheatsheets.md")
+    glossary = entries_sorted(Ctx(atlas, cfg.default_lang, version))
+    if glossary:  # a section titled in each language through i18n's nav_translations
+        base["nav"].append({atlas.ui[cfg.default_lang]["glossary_title"]: ["glossary/index.md"] + [
+            entry_path(it.model, cfg.default_lang, cfg.default_lang) for it in glossary]})
     base["not_in_nav"] = "\n".join(f"/{t}/**" for t in version.trainers)
     base.setdefault("extra", {})["version_root"] = f"{urlparse(cfg.site_url).path}{version.name}/"
     base["extra"]["not_found"] = [
@@ -111,6 +120,8 @@ def mkdocs_config(atlas: Atlas, version: Version, docs: Path, out: Path, langs: 
                 {"locale": lang.code, "name": lang.name, "default": lang.default,
                  "build": lang.code in langs or lang.default,
                  "site_name": atlas.ui[lang.code]["site_name"],
+                 "nav_translations": {
+                     atlas.ui[cfg.default_lang]["glossary_title"]: atlas.ui[lang.code]["glossary_title"]},
                  "site_description": atlas.ui[lang.code]["site_description"]}
                 for lang in cfg.languages
             ]
@@ -209,6 +220,25 @@ def publish(new: Path, site: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def remove_stale_work(work_root: Path) -> None:
+    """Delete the work folders (``build-<pid>-*``) of builds whose process is gone: a build killed with SIGKILL
+    had no chance to clean up. A running build's folder is left alone."""
+    for folder in work_root.glob("build-*"):
+        owner = folder.name.split("-")[1]
+        if folder.is_dir() and not (owner.isdigit() and _alive(int(owner))):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 def build_site(root: Path, site_dir: Path | None = None, versions: list[str] | None = None,
                langs: list[str] | None = None, atlas: Atlas | None = None) -> Path:
     """Validate everything, build every requested version and language, then publish atomically."""
@@ -221,8 +251,9 @@ def build_site(root: Path, site_dir: Path | None = None, versions: list[str] | N
     site = (site_dir or atlas.root / "site").resolve()
     work_root = atlas.root / "build"
     work_root.mkdir(exist_ok=True)
+    remove_stale_work(work_root)
     sheets = render_sheets(atlas, chosen, langs)  # first: a sheet that does not fit fails the build at once
-    work = Path(tempfile.mkdtemp(prefix="build-", dir=work_root))
+    work = Path(tempfile.mkdtemp(prefix=f"build-{os.getpid()}-", dir=work_root))  # the owner's pid: see below
     try:
         out = work / "site"
         for version in chosen:

@@ -18,7 +18,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .collect import collect
 
     atlas = collect(_root(args), run_snippets=not args.no_snippets, use_cache=not args.no_cache)
-    print(f"ok: {len(atlas.metrics)} metrics, {len(atlas.config.lang_codes)} languages", file=sys.stderr)
+    print(f"ok: {len(atlas.metrics)} metrics, {len(atlas.glossary)} glossary entries, "
+          f"{len(atlas.config.lang_codes)} languages", file=sys.stderr)
     return 0
 
 
@@ -107,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     except BuildError as exc:
         print(f"error: {exc}", flush=True)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C: a build publishes nothing, and its work folder is gone
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from pathlib import Path
 from .cache import Cache, cache_dir
 from .config import Config, Term, load_config, load_terms, load_ui
 from .errors import SourceError, SourceErrors
+from .glossary import check_glossary, load_glossary
 from .load import Loaded, load_metrics
 from .mathtex import render_many, short_error
 from .snippets import check_snippets
@@ -27,6 +28,7 @@ class Atlas:
     ui: dict[str, dict[str, str]]
     terms: dict[str, dict[str, Term]]
     math: dict[tuple[str, bool], str] = field(default_factory=dict)
+    glossary: list[Loaded] = field(default_factory=list)
 
 
 # \max, \log ... as a subscript or superscript: KaTeX emits a function-application operator inside <msub>
@@ -85,11 +87,13 @@ def collect(root: Path, run_snippets: bool = True, use_cache: bool = True) -> At
             errors += exc.errors
     errors += _missing_ui(config, ui)
     metrics, docs, errs = load_metrics(root)
-    errors += errs + check_all(metrics, docs, config, terms)
+    glossary, glossary_docs, errs_g = load_glossary(root)
+    errors += errs + errs_g + check_all(metrics, docs + glossary_docs, config, terms)
+    errors += check_glossary(glossary, glossary_docs, config, terms)
     errors += check_cheatsheets(metrics, config, ui)
     errors += [e for it in metrics for e in check_ranges(it, config.trl_releases)]
     errors += _check_versions(config)
-    jobs = _math_jobs(metrics)
+    jobs = _math_jobs(metrics) + [(it, ("formula",), it.model.formula, True) for it in glossary if it.model.formula]
     for it, loc, tex, _ in jobs:
         if m := _OPERATOR_SCRIPT.search(tex):
             errors.append(SourceError(it.path, it.doc.line_of(loc), dotted(loc),
@@ -107,4 +111,4 @@ def collect(root: Path, run_snippets: bool = True, use_cache: bool = True) -> At
     cache.save()
     if errors:
         raise SourceErrors(errors)
-    return Atlas(root, config, metrics, ui, terms, math)
+    return Atlas(root, config, metrics, ui, terms, math, glossary)

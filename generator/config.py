@@ -64,6 +64,8 @@ class Config(_Strict):
 class Term(_Strict):
     preferred: str
     forbidden: dict[str, str] = {}
+    alternatives: dict[str, str] = Field(
+        {}, description="Synonyms that are not wrong but not ours: `atlas check` asks for `preferred` instead.")
     note: str | None = None
 
 

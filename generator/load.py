@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from dataclasses import dataclass
@@ -68,19 +69,60 @@ def _message(err: dict[str, Any], model: type[BaseModel], loc: Path) -> str:
     if kind == "missing":
         return "required field is missing"
     msg = err["msg"]
+    if kind == "literal_error" and isinstance(err.get("input"), str):
+        msg += did_you_mean(err["input"], re.findall(r"'([^']*)'", err["ctx"]["expected"]))
     return msg[0].lower() + msg[1:] if msg else kind
 
 
-def _clean_loc(loc: tuple[Any, ...]) -> Path:
-    # pydantic inserts union branch names ('Tensor', 'float', 'function-after[...]') into locations
-    return tuple(p for p in loc if isinstance(p, int) or (p and p[0].islower() and "[" not in p and p != "root"))
+def _split_loc(err: dict[str, Any], data: Any) -> tuple[Path, Path | None]:
+    """The error's location in the data, and where the union it failed in sits (None outside unions).
+    pydantic inserts union branch names ('Tensor', 'float', 'list[...]') and 'root' into locations: they are
+    the parts that do not index into the data (except the name of a missing field, last)."""
+    loc: list[str | int] = []
+    union: Path | None = None
+    parts = err["loc"]
+    for i, part in enumerate(parts):
+        if isinstance(data, dict) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
+            data = data[part]
+        elif i == len(parts) - 1 and err["type"] == "missing" and isinstance(part, str):
+            pass
+        else:
+            union = tuple(loc) if union is None else union
+            continue
+        loc.append(part)
+    return tuple(loc), union
+
+
+def _one_per_union(raw: list[tuple[dict[str, Any], Path, Path | None]]) -> list[tuple[dict[str, Any], Path]]:
+    """A value that fits no branch of a union gets one error, not one per branch: the errors of the branch it got
+    furthest into (a mapping meant as a Tensor), or one line naming every type it could have been."""
+    out: list[tuple[dict[str, Any], Path]] = []
+    groups: dict[Path, list[tuple[dict[str, Any], Path]]] = {}
+    for err, loc, union in raw:
+        if union is None:
+            out.append((err, loc))
+        else:
+            groups.setdefault(union, []).append((err, loc))
+    for union, errs in groups.items():
+        deepest = max(len(loc) for _, loc in errs)
+        if deepest > len(union) or len(errs) == 1:
+            out += [(err, loc) for err, loc in errs if len(loc) == deepest]
+            continue
+        kinds = [f"a mapping ({e['ctx']['class_name']})" if e["type"] == "model_type"
+                 else e["msg"].removeprefix("Input should be ").split(",")[0] for e, _ in errs]
+        kinds = list(dict.fromkeys(kinds))
+        msg = "Input should be " + (", ".join(kinds[:-1]) + " or " + kinds[-1] if len(kinds) > 1 else kinds[0])
+        out.append(({**errs[0][0], "msg": msg}, union))
+    return out
 
 
 def validate_model(doc: Document, model: type[BaseModel]) -> tuple[BaseModel | None, list[SourceError]]:
     try:
         return model.model_validate(doc.data), []
     except ValidationError as exc:
-        raw = [(err, _clean_loc(err["loc"])) for err in exc.errors(include_url=False)]
+        raw = _one_per_union([(err, *_split_loc(err, doc.data)) for err in exc.errors(include_url=False)])
         # a misspelt field is reported once, as unknown with a suggestion, not also as the missing field it meant
         meant = {
             loc[:-1] + (close,)
@@ -98,7 +140,11 @@ def validate_model(doc: Document, model: type[BaseModel]) -> tuple[BaseModel | N
 
 def read_document(path: FsPath, root: FsPath) -> tuple[Document | None, list[SourceError]]:
     rel = path.relative_to(root).as_posix()
-    return parse(rel, path.read_bytes())
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:  # a dangling link, a folder named *.yaml, no permission
+        return None, [SourceError(rel, 1, "file", f"cannot be read: {exc.strerror or exc}")]
+    return parse(rel, raw)
 
 
 def load_metrics(root: FsPath) -> tuple[list[Loaded], list[Document], list[SourceError]]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
+from functools import cached_property
 from urllib.parse import urlparse
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +16,7 @@ from .collect import Atlas
 from .config import Version
 from .load import Loaded
 from .schema import Bounds, Link, RedFlag, SourceRef, Tensor, Text
+from .termlinks import TermIndex, link_terms, used_by
 from .versions import Resolved, in_range, resolve
 
 _ENV = jinja2.Environment(
@@ -27,6 +30,43 @@ _ENV.filters["cell"] = lambda s: " ".join(str(s).split()).replace("|", "\\|")
 # inline KaTeX HTML placed in Markdown (a table cell): characters Markdown would act on become entities, so that
 # `_i ... _j` in the TeX annotation is not turned into <em> and `|` does not split the cell
 _ENV.filters["inline_html"] = lambda s: str(s).replace("|", "&#124;").replace("_", "&#95;").replace("*", "&#42;")
+
+
+def fenced(code: str, lang: str = "") -> str:
+    """A fenced code block whose fence is longer than any run of backticks in ``code``: the code cannot close it
+    and go on as Markdown (or raw HTML)."""
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", code)), default=0))
+    return f"{fence}{lang}\n{code}\n{fence}"
+
+
+_ENV.filters["fenced"] = fenced
+
+# Markdown passes raw HTML, attribute lists (`{: onclick=...}`) and links of any scheme through. Text fields are
+# validated to hold none of them; they are also escaped here, so that text the validator missed still puts no live
+# tag, attribute or script link on a page. `code`, **bold**, *emphasis* and [links](https://...) keep working.
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
+_LINK_DEST = re.compile(r"(\]\(\s*[<`]*|^[ ]{0,3}\[[^\]\n]+\]:\s*<?)([^\s)>]+)", re.M)
+_SAFE_SCHEMES = {"http", "https", "mailto"}
+
+
+def _safe_link(m: re.Match[str]) -> str:
+    scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", m.group(2))
+    return m.group(1) + ("#" if scheme and scheme.group(1).lower() not in _SAFE_SCHEMES else m.group(2))
+
+
+def _escape_prose(text: str) -> str:
+    return re.sub(r"&(?=#?\w+;)", "&amp;", text).replace("<", "&lt;").replace("{", "&#123;")
+
+
+def markdown_text(text: str) -> str:
+    """Source text, safe to place in Markdown: outside code spans no '<' (raw HTML, autolinks), no entity, no '{'
+    (attribute lists), and no link to a scheme other than http(s) or mailto."""
+    text = _LINK_DEST.sub(_safe_link, text)
+    out, pos = [], 0
+    for m in _CODE_SPAN.finditer(text):
+        out += [_escape_prose(text[pos:m.start()]), m.group(0)]
+        pos = m.end()
+    return "".join(out) + _escape_prose(text[pos:])
 
 CODE_URLS = {  # where each package's tagged source lives; files in SourceRef are paths inside the package
     "trl": "https://github.com/huggingface/trl/blob/v{version}/{file}#L{line}",
@@ -66,6 +106,18 @@ class Ctx:
             if it.model.trainer in self.version.trainers and (r := resolve(it.model, self.version.trl)):
                 self.resolved[it.model.id] = r
 
+    @cached_property
+    def term_index(self) -> TermIndex:
+        """The glossary's terms in this language, for linking them on pages."""
+        return TermIndex.build([it.model for it in self.atlas.glossary], self.lang)
+
+    @cached_property
+    def glossary_users(self) -> dict[str, list[Any]]:
+        """For each glossary entry, the metrics of this version whose text in this language uses it (found, not
+        hand-listed): exactly the pages that link to the entry."""
+        metrics = [self.resolved[it.model.id].metric for it in self.items()]
+        return used_by([it.model for it in self.atlas.glossary], metrics, [self.lang])
+
     def items(self, trainer: str | None = None) -> list[Loaded]:
         """The source items present in this version (optionally of one trainer), in source order."""
         return [it for it in self.atlas.metrics if it.model.id in self.resolved
@@ -78,6 +130,10 @@ class Ctx:
 
     def text(self, value: Text | None) -> str:
         return "" if value is None else value.get(self.lang, self.atlas.config.default_lang)
+
+    def markdown(self, value: Text | None) -> str:
+        """``text(value)`` for a Markdown page (see `markdown_text`): what templates get as ``text``."""
+        return markdown_text(self.text(value))
 
     def bounds(self, b: Bounds | None) -> str:
         if b is None or (b.min is None and b.max is None):
@@ -96,7 +152,7 @@ class Ctx:
         return self.atlas.math[(tex, display)]
 
     def base(self, **kw: Any) -> dict[str, Any]:
-        return dict(t=self.t, text=self.text, bounds=self.bounds, flag=self.flag, math=self.math,
+        return dict(t=self.t, text=self.markdown, bounds=self.bounds, flag=self.flag, math=self.math,
                     code_url=code_url, package_name=package_name, version=self.version, lang=self.lang, **kw)
 
 
@@ -162,11 +218,15 @@ def render_metric(ctx: Ctx, item: Loaded) -> str:
         for r in m.related if r in by_id
     ]
     call, expected = example_call(item, m)
+    from .glossary_pages import href_from, metric_terms  # glossary pages render through this module
+
     tmpl = _ENV.get_template("metric.md.j2")
-    return tmpl.render(**ctx.base(m=m, res=res, base=item.model, history=_history(ctx, item, res), link_md=link_md,
-                                  trainer=cfg.trainers[m.trainer], related=related, call=call,
-                                  latest_trl=cfg.latest.trl,
-                                  expected=expected, edit_url=cfg.edit_base + item.path))
+    md = tmpl.render(**ctx.base(m=m, res=res, base=item.model, history=_history(ctx, item, res), link_md=link_md,
+                                trainer=cfg.trainers[m.trainer], related=related, call=call,
+                                latest_trl=cfg.latest.trl, terms=metric_terms(ctx, m, here),
+                                expected=expected, edit_url=cfg.edit_base + item.path))
+    return link_terms(md, ctx.term_index, lambda e: href_from(here, e, cfg.default_lang),
+                      skip_sections=("glossary", "related", "sources", "changed-in"))
 
 
 def _trainer_rows(ctx: Ctx, trainer: str) -> list[dict[str, Any]]:

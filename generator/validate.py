@@ -12,12 +12,17 @@ from .config import Config, Term
 from .errors import SourceError, did_you_mean
 from .load import Loaded
 from .schema import Text
+from .snippets import defines, snippets_of
 from .yamlsrc import Document, Path, dotted
 
 # a tag starts right after '<' (so prose such as "length < cap" or "a<b" without a closing '>' is fine)
 _HTML = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|<!--|<\?|<script|&#?\w+;", re.I)
 _JS_URL = re.compile(r"(?i)\b(javascript|vbscript|data)\s*:")
 _CODE = re.compile(r"`[^`]*`")
+# Markdown attribute lists (`{: onclick=...}`, `{#id .class}`) would set attributes on the page's elements
+_ATTR_LIST = re.compile(r"\{[:#.][^{}]*\}|\{[^{}]*=[^{}]*\}")
+# plain-string fields shown inside `code` on the pages: a backtick would end the code span
+_CODE_SPAN_FIELDS = {"name", "default", "reduction", "file", "key", "logged_as", "library"}
 
 
 def walk(value: Any, loc: Path = ()) -> Iterator[tuple[Path, Any]]:
@@ -76,10 +81,19 @@ def check_text(doc: Document, config: Config, terms: dict[str, dict[str, Term]])
                 errors.append(_err(doc, where, f"HTML is not allowed in text (found '{m.group(0)[:20]}')"))
             if m := _JS_URL.search(prose):
                 errors.append(_err(doc, where, f"'{m.group(0)}' URLs are not allowed"))
+            if m := _ATTR_LIST.search(prose):
+                errors.append(_err(doc, where, f"Markdown attribute lists are not allowed in text "
+                                               f"(found '{m.group(0)[:20]}')"))
             for concept, term in terms.get(lang, {}).items():
                 for bad, why in term.forbidden.items():
                     if bad in prose:
                         errors.append(_err(doc, where, f"forbidden term '{bad}' for {concept}: {why}; write '{term.preferred}'"))
+                # a synonym of a glossary term: the page would name one concept two ways
+                folded = prose.casefold().replace(term.preferred.casefold(), "\0")
+                for alt, why in term.alternatives.items():
+                    if alt.casefold() in folded:
+                        errors.append(_err(doc, where, f"inconsistent term '{alt}' for {concept} ({why}); "
+                                                       f"the term base and glossary write '{term.preferred}'"))
     return errors
 
 
@@ -100,8 +114,78 @@ def check_metric(item: Loaded, config: Config) -> list[SourceError]:
     if rng := m.healthy.range:
         if (lo is not None and rng.min is not None and rng.min < lo) or (hi is not None and rng.max is not None and rng.max > hi):
             errors.append(_err(item, ("healthy", "range"), "healthy range lies outside the mathematical bounds"))
-    if m.snippet.function not in re.findall(r"^def (\w+)\(", m.snippet.code, flags=re.M):
-        errors.append(_err(item, ("snippet", "function"), f"the code defines no function '{m.snippet.function}'"))
+    for loc, snip in snippets_of(m):
+        if not defines(snip.code, snip.function):
+            errors.append(_err(item, loc + ("function",), f"the code defines no function '{snip.function}'"))
+    return errors + check_symbols(item) + check_plain(item)
+
+
+def check_plain(item: Loaded) -> list[SourceError]:
+    """Plain-string fields (titles, config names, file paths) hold no HTML, script URL or attribute list either;
+    code, TeX and example inputs are shown escaped and are not checked."""
+    errors = []
+    for loc, value in walk(item.model):
+        if not isinstance(value, str) or not loc or loc[-1] in {"code", "tex", "function", "url"} or "inputs" in loc:
+            continue
+        for pattern, what in ((_HTML, "HTML is not allowed"), (_JS_URL, "script URLs are not allowed"),
+                              (_ATTR_LIST, "Markdown attribute lists are not allowed")):
+            if m := pattern.search(value):
+                errors.append(_err(item, loc, f"{what} (found '{m.group(0)[:20]}')"))
+        if "`" in value and loc[-1] in _CODE_SPAN_FIELDS:
+            errors.append(_err(item, loc, "a backtick is not allowed here (the value is shown as code)"))
+    return errors
+
+
+_TEX_TOKEN = re.compile(r"\\[A-Za-z]+|\\.|\S")
+_TEX_SPACING = re.compile(r"\\[,;:! ]|\\q?quad|\\(left|right|[bB]igg?[lrm]?)")
+
+
+def _tex_tokens(tex: str) -> list[str]:
+    return [t for t in _TEX_TOKEN.findall(tex) if not _TEX_SPACING.fullmatch(t)]
+
+
+def _tex_join(tokens: list[str]) -> str:
+    return "".join(t + (" " if re.fullmatch(r"\\[A-Za-z]+", t) and i + 1 < len(tokens) and tokens[i + 1][0].isalpha()
+                        else "") for i, t in enumerate(tokens))
+
+
+def _symbol_parts(tex: str) -> list[list[str]]:
+    """A symbol row may list several symbols (`M,\\ P`): split at top-level commas."""
+    parts: list[list[str]] = [[]]
+    depth = 0
+    for t in _tex_tokens(tex):
+        depth += (t == "{") - (t == "}")
+        if t == "," and depth == 0:
+            parts.append([])
+        else:
+            parts[-1].append(t)
+    return [p for p in parts if p]
+
+
+def _occurs(part: list[str], formula: list[str]) -> bool:
+    """``part`` is a run of ``formula``'s tokens, braces aside; `\\cdot` in a symbol stands for any argument."""
+    text = "".join(t + "\x1f" for t in formula if t not in "{}")
+    pattern = "".join(r"(?:[^\x1f]+\x1f)+?" if t == r"\cdot" else re.escape(t + "\x1f") for t in part if t not in "{}")
+    return re.search(r"(?:^|(?<=\x1f))" + pattern, text) is not None
+
+
+def check_symbols(item: Loaded) -> list[SourceError]:
+    """Every symbol explained under a formula occurs in that formula (a renamed or misspelt symbol does not)."""
+    m = item.model
+    formulas = [(("formula",), m.formula)] + [(("variants", i, "formula"), v.formula)
+                                               for i, v in enumerate(m.variants) if v.formula is not None]
+    errors = []
+    for loc, f in formulas:
+        tokens = _tex_tokens(f.tex)
+        for i, sym in enumerate(f.symbols):
+            for part in _symbol_parts(sym.tex):
+                if not _occurs(part, tokens):
+                    shown = _tex_join(part)
+                    runs = {_tex_join(tokens[a:b]) for a in range(len(tokens))
+                            for b in range(a + 1, min(a + 2 * len(part) + 2, len(tokens) + 1))
+                            if tokens[a:b].count("{") == tokens[a:b].count("}")}
+                    errors.append(_err(item, loc + ("symbols", i, "tex"), f"symbol '{shown}' does not occur in the "
+                                       f"formula" + did_you_mean(shown, sorted(runs))))
     return errors
 
 
@@ -123,7 +207,7 @@ def check_all(items: list[Loaded], docs: list[Document], config: Config,
             errors.append(_err(item, ("key",), f"duplicate metric '{m.id}' (also in {first.path}:{first.line('key')})"))
             continue
         by_id[m.id] = item
-        if item.path != _home(item):
+        if item.path != _home(item) and m.trainer in config.trainers:  # an unknown trainer is reported already
             errors.append(_err(item, ("key",), f"the file of key '{m.key}' must be {_home(item)}"))
     ids = sorted(by_id)
     for item in items:

@@ -122,8 +122,8 @@ def test_failed_build_leaves_the_previous_site_untouched(mini_root, capsys):
 def test_symbol_with_pipes_stays_in_its_table_cell(mini_root):
     """A TeX symbol such as |o_i| must not split the Markdown table row it is rendered into."""
     path = mini_root / "metrics/grpo/clip_ratio/low_mean.yaml"
-    path.write_text(path.read_text(encoding="utf-8").replace("    - tex: M\n", '    - tex: "|M|"\n', 1),
-                    encoding="utf-8")
+    text = path.read_text(encoding="utf-8").replace("    - tex: M\n", '    - tex: "|M|"\n', 1)
+    path.write_text(text.replace(r"\frac{1}{M}", r"\frac{1}{|M|}", 1), encoding="utf-8")
     from generator.build import build_site
 
     site = build_site(mini_root)

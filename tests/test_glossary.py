@@ -1,0 +1,297 @@
+"""The glossary: it loads and agrees with the term bases, every entry renders in every language, "used by" lists are
+found from the metric texts, terms on metric pages link to their entries with a tooltip in the page's language,
+and `atlas check` catches a term written the wrong way."""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator.cli import main
+from generator.collect import collect
+from generator.glossary import GlossaryEntry
+from generator.glossary_pages import render_glossary_entry, render_glossary_index
+from generator.render import Ctx, render_metric
+from generator.schema import Text
+from generator.termlinks import TermIndex, link_terms, texts_of
+
+from .conftest import EXEMPLAR, ROOT
+
+REQUIRED = {
+    "policy", "reference_model", "reward_model", "reward", "return", "value_function", "advantage", "gae",
+    "group_relative_advantage", "importance_ratio", "clipping", "truncation", "entropy", "kl_divergence",
+    "kl_estimators", "explained_variance", "mask", "padding", "micro_batch", "gradient_accumulation",
+    "logging_window", "process", "rollout", "completion", "temperature",
+}
+CJK = re.compile(r"[\u4e00-\u9fff]")
+LINE = re.compile(r"^(?P<path>[^:\s]+):(?P<line>\d+):(?: (?P<field>[^:]+):)? (?P<message>.+)$")
+
+
+@pytest.fixture(scope="module")
+def atlas():
+    return collect(ROOT, run_snippets=False)
+
+
+def _ctx(atlas, lang: str) -> Ctx:
+    return Ctx(atlas, lang, atlas.config.versions[0])
+
+
+def _entry(atlas, eid: str) -> GlossaryEntry:
+    return next(it.model for it in atlas.glossary if it.model.id == eid)
+
+
+# --- loading and the term bases ---------------------------------------------------------------------------------
+
+def test_glossary_loads_every_required_concept(atlas):
+    ids = {it.model.id for it in atlas.glossary}
+    assert REQUIRED <= ids, sorted(REQUIRED - ids)
+
+
+@pytest.mark.parametrize("lang", ["zh", "vi"])
+def test_glossary_terms_are_the_term_base_terms(atlas, lang):
+    for it in atlas.glossary:
+        e = it.model
+        assert e.term.root[lang] == atlas.terms[lang][e.id].preferred, (it.path, lang)
+
+
+def test_policy_is_never_a_government_policy(atlas):
+    assert _entry(atlas, "policy").term.root["zh"] == "策略"
+    assert _entry(atlas, "truncation").term.root["vi"] == "cắt cụt"
+    assert _entry(atlas, "clipping").term.root["zh"] == "裁剪"
+
+
+# --- rendering ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", ["en", "zh", "vi"])
+def test_every_entry_renders_in_its_language(atlas, lang):
+    ctx = _ctx(atlas, lang)
+    for it in atlas.glossary:
+        e = it.model
+        md = render_glossary_entry(ctx, it)
+        assert e.short.root[lang] in md, (it.path, lang)
+        assert f"edit/main/{it.path}" in md
+        if e.formula:
+            assert 'class="katex-display"' in md, it.path
+        if lang != "en":
+            assert e.short.root["en"] not in md and e.definition.root["en"].split("\n")[0] not in md, (it.path, lang)
+        if lang == "zh":
+            assert CJK.search(e.short.root["zh"]), it.path
+    index = render_glossary_index(ctx)
+    assert all(f"]({it.model.id}.md)" in index for it in atlas.glossary)
+
+
+def _oracle(metrics, forms: list[str]) -> set[str]:
+    """Keys of the metrics whose English prose (outside code spans) contains a form, by plain substring search."""
+    keys = set()
+    for m in metrics:
+        prose = re.sub(r"`[^`]*`", " ", "\n".join(texts_of(m, "en"))).casefold()
+        if any(f.casefold() in prose for f in forms):
+            keys.add(m.key)
+    return keys
+
+
+def test_used_by_is_found_from_the_metric_texts(atlas):
+    ctx = _ctx(atlas, "en")
+    metrics = [ctx.resolved[it.model.id].metric for it in ctx.items()]
+    users = {m.key for m in ctx.glossary_users["importance_ratio"]}
+    assert {"clip_ratio/low_mean", "clip_ratio/high_mean"} <= users
+    assert "learning_rate" not in users and "completions/mean_length" not in users
+    assert users == _oracle(metrics, _entry(atlas, "importance_ratio").forms("en"))
+    assert "kl" in {m.key for m in ctx.glossary_users["kl_estimators"]}
+    zh_users = {m.key for m in _ctx(atlas, "zh").glossary_users["importance_ratio"]}
+    assert "clip_ratio/low_mean" in zh_users and "learning_rate" not in zh_users
+
+
+def test_entry_page_lists_the_metrics_that_use_it(atlas):
+    ctx = _ctx(atlas, "zh")
+    md = render_glossary_entry(ctx, next(it for it in atlas.glossary if it.model.id == "importance_ratio"))
+    assert "[`clip_ratio/low_mean`](../grpo/clip_ratio/low_mean.md)" in md
+    assert "`learning_rate`" not in md
+
+
+# --- linking terms in Markdown -----------------------------------------------------------------------------------
+
+def _index(lang: str) -> TermIndex:
+    def entry(eid: str, terms: dict[str, str], match: dict[str, list[str]] | None = None) -> GlossaryEntry:
+        return GlossaryEntry(id=eid, term=Text(terms), short=Text({k: f"{eid}-{k}" for k in terms}),
+                             definition=Text(terms), match=match or {})
+    return TermIndex.build([
+        entry("policy", {"en": "policy", "zh": "策略", "vi": "chính sách"}),
+        entry("advantage", {"en": "advantage", "zh": "优势", "vi": "lợi thế"}),
+        entry("gra", {"en": "group-relative advantage", "zh": "组相对优势", "vi": "lợi thế tương đối theo nhóm"}),
+    ], lang)
+
+
+def _link(md: str, lang: str, **kw) -> str:
+    return link_terms(md, _index(lang), lambda e: f"g/{e.id}.md", **kw)
+
+
+def test_links_first_use_per_section_with_the_short_definition_as_title():
+    out = _link("The advantage and the advantage.\n\n## Next\n\nAdvantages here.", "en")
+    assert out.count("](g/advantage.md") == 2
+    assert '[advantage](g/advantage.md "advantage-en"){ .atlas-term } and the advantage.' in out
+    assert '[Advantages](g/advantage.md "advantage-en")' in out
+
+
+def test_links_inside_unspaced_chinese_and_prefers_the_longest_term():
+    out = _link("每个词元的组相对优势与优势。", "zh")
+    assert '[组相对优势](g/gra.md "gra-zh")' in out and '[优势](g/advantage.md "advantage-zh")' in out
+
+
+def test_never_links_inside_code_links_html_headings_or_words():
+    src = ("---\ntitle: policy\n---\n# policy\n\n`policy` [policy](x.md) <span>policy</span> on-policy "
+           "disadvantage\n\n```python\npolicy = 1\n```\n!!! note \"policy\"\n")
+    assert _link(src, "en") == src
+
+
+def test_skipped_sections_stay_plain():
+    src = "## Related { #related }\n\npolicy\n\n## Meaning\n\npolicy"
+    out = _link(src, "en", skip_sections=["related"])
+    assert out.count("](g/policy.md") == 1 and out.index("](g/policy.md") > out.index("## Meaning")
+
+
+def test_vietnamese_matches_whole_words_only():
+    out = _link("Lợi thế của chính sách; chính sáchx không.", "vi")
+    assert '[Lợi thế](g/advantage.md "advantage-vi")' in out and out.count("g/policy.md") == 1
+
+
+@pytest.mark.parametrize("lang", ["zh", "vi"])
+def test_metric_page_tooltips_are_in_the_page_language(atlas, lang):
+    ctx = _ctx(atlas, lang)
+    item = next(it for it in atlas.metrics if it.path == EXEMPLAR)
+    md = render_metric(ctx, item)
+    titles = re.findall(r'\]\(([^ )]+) "([^"]+)"\)\{ \.atlas-term \}', md)
+    assert titles, "no glossary term linked"
+    shorts = {it.model.short.root[lang] for it in atlas.glossary}
+    english = {it.model.short.root["en"] for it in atlas.glossary}
+    assert all(title in shorts and title not in english for _, title in titles)
+    assert ("../../glossary/importance_ratio.md", _entry(atlas, "importance_ratio").short.root[lang]) in titles
+
+
+# --- atlas check: planted mistakes -------------------------------------------------------------------------------
+
+@pytest.fixture
+def root(mini_root: Path) -> Path:
+    shutil.copytree(ROOT / "glossary", mini_root / "glossary")
+    return mini_root
+
+
+def _edit(root: Path, rel: str, old: str, new: str) -> int:
+    path = root / rel
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"test setup: {old!r} not in {rel}"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return text[: text.index(old)].count("\n") + 1
+
+
+def _check(capsys, root: Path) -> list[re.Match[str]]:
+    code = main(["--root", str(root), "check", "--no-snippets"])
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip()]
+    assert code == (1 if lines else 0)
+    return [LINE.match(ln) for ln in lines]
+
+
+def test_real_sources_pass(capsys, root):
+    assert _check(capsys, root) == []
+
+
+GLOSS = "glossary/importance_ratio.yaml"
+PLANTED = {
+    # name -> (file, old, new, field, message)
+    "term_differs_from_term_base": (GLOSS, "zh: 重要性比率\n", "zh: 重要度比率\n", "term.zh",
+                                    r"'重要度比率' differs from the term base's preferred '重要性比率'"),
+    "synonym_in_a_chinese_metric": (EXEMPLAR, "zh: 被下界裁剪约束的词元比例", "zh: 被下界裁剪约束的令牌比例",
+                                    "title.zh",
+                                    r"inconsistent term '令牌' for token .*write '词元'"),
+    "spelling_variant_in_vietnamese": (EXEMPLAR, "lợi thế âm mà tỷ số quan trọng", "lợi thế âm mà tỉ số quan trọng",
+                                       "summary.vi", r"inconsistent term 'tỉ số quan trọng' for importance_ratio"),
+    "synonym_in_the_glossary": (GLOSS, "或生成领先于优化时", "或生成领先于优化且使用令牌时", "definition.zh",
+                                r"inconsistent term '令牌'"),
+    "forbidden_term_in_the_glossary": (GLOSS, "与正在更新的策略略有不同的策略", "与正在更新的政策略有不同的策略",
+                                       "definition.zh", r"forbidden term '政策' for policy"),
+    "markdown_in_a_tooltip": (GLOSS, "  en: The probability of a sampled token",
+                              "  en: The `probability` of a sampled token",
+                              "short.en", r"a tooltip is one line of plain text"),
+    "unknown_see_also": (GLOSS, "see_also: [clipping, policy]", "see_also: [cliping, policy]", "see_also[0]",
+                         r"unknown glossary entry 'cliping' \(did you mean 'clipping'\?\)"),
+    "unknown_field": (GLOSS, "\nsee_also:", "\nsee_allso:", "see_allso",
+                      r"unknown field 'see_allso' \(did you mean 'see_also'\?\)"),
+}
+
+
+EXACT = {"term_differs_from_term_base", "synonym_in_a_chinese_metric", "spelling_variant_in_vietnamese",
+         "markdown_in_a_tooltip", "unknown_see_also", "unknown_field"}
+
+
+@pytest.mark.parametrize("name", sorted(PLANTED))
+def test_planted_mistake_gives_one_located_error(capsys, root, name):
+    rel, old, new, field, message = PLANTED[name]
+    line = _edit(root, rel, old, new)
+    errors = _check(capsys, root)
+    assert len(errors) == 1 and errors[0], errors
+    err = errors[0]
+    assert (err["path"], err["field"]) == (rel, field)
+    assert re.search(message, err["message"]), err["message"]
+    # one-line texts are reported on their own line; a block text (`zh: |`) on its key's line, above the change
+    assert int(err["line"]) == line + old.startswith("\n") if name in EXACT else int(err["line"]) < line
+
+
+def test_concept_missing_from_a_term_base(capsys, root):
+    _edit(root, "locales/vi/terms.yaml", "temperature: {preferred: nhiệt độ}\n", "")
+    [err] = _check(capsys, root)
+    assert err["path"] == "glossary/temperature.yaml" and err["field"] == "term.vi"
+    assert "missing from locales/vi/terms.yaml" in err["message"]
+
+
+# --- the built site ----------------------------------------------------------------------------------------------
+
+def test_every_entry_has_a_page_in_every_language_and_version(built_site, atlas):
+    for version in atlas.config.versions:
+        for lang in ("", "zh/", "vi/"):
+            assert (built_site / version.name / lang / "glossary" / "index.html").is_file()
+            for it in atlas.glossary:
+                assert (built_site / version.name / lang / "glossary" / it.model.id / "index.html").is_file()
+
+
+_TERM_LINK = re.compile(r'<a class="atlas-term" href="([^"]+)" title="([^"]+)">')
+
+
+@pytest.mark.parametrize("lang", ["", "zh/", "vi/"])
+def test_term_links_resolve_and_speak_the_page_language(built_site, atlas, lang):
+    code = lang.rstrip("/") or "en"
+    shorts = {it.model.short.root[code] for it in atlas.glossary}
+    pages = list((built_site / "1.16" / lang / "grpo").rglob("index.html"))
+    linked = 0
+    for page in pages:
+        for href, title in _TERM_LINK.findall(page.read_text(encoding="utf-8")):
+            target = (page.parent / href / "index.html").resolve()
+            assert target.is_file(), (page, href)
+            assert target.is_relative_to((built_site / "1.16" / lang / "glossary").resolve()), (page, href)
+            assert html.unescape(title) in shorts, (page, title)
+            linked += 1
+    assert linked > len(pages)
+
+
+@pytest.mark.browser
+@pytest.mark.xdist_group("site")
+@pytest.mark.parametrize("lang", ["zh", "vi"])
+def test_hovering_a_term_shows_its_definition_in_the_page_language(browser, site_url, atlas, lang):  # noqa: F811
+    want = _entry(atlas, "importance_ratio").short.root[lang]
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(f"{site_url}/1.16/{lang}/grpo/clip_ratio/low_mean/")
+    link = page.locator('a.atlas-term[href$="glossary/importance_ratio/"]').first
+    link.scroll_into_view_if_needed()
+    link.hover()
+    tip = page.locator(".md-tooltip2").filter(has_text=want[:12])
+    tip.first.wait_for(state="visible", timeout=5000)
+    text = tip.first.inner_text()
+    assert want in text and _entry(atlas, "importance_ratio").short.root["en"] not in text
+    context.close()
+
+
+from .test_browser import browser  # noqa: E402,F401  (the headless Chromium fixture)
