@@ -306,7 +306,7 @@ CLIP_KEYS = ("low_mean", "high_mean", "region_mean", "low_min", "high_max")
 
 def _common(all_runs: tuple[str, ...], clip_runs: tuple[str, ...], loss_runs: tuple[str, ...]) -> dict[str, Adapter]:
     """The keys every documented release logs and the harness checks, with the runs that log them there."""
-    table = {
+    return {
         # generation side: TRL's arithmetic is reproduced exactly unless noted
         "grpo/num_tokens": Adapter(all_runs, _num_tokens, atol=0.0),
         **{
@@ -322,6 +322,7 @@ def _common(all_runs: tuple[str, ...], clip_runs: tuple[str, ...], loss_runs: tu
         # loss side: TRL's own log-probs; window means differ from TRL's float64 sum by float32 rounding
         "grpo/kl": Adapter(all_runs, _kl),
         "grpo/entropy": Adapter(all_runs, _entropy),
+        # (before 1.9, low_min / high_max are per-process fractions averaged over micro-batches like the means)
         **{f"grpo/clip_ratio/{k}": Adapter(clip_runs, _clip(f"clip_ratio/{k}")) for k in CLIP_KEYS},
         # HF Trainer
         "grpo/loss": Adapter(loss_runs, _loss),
@@ -329,18 +330,16 @@ def _common(all_runs: tuple[str, ...], clip_runs: tuple[str, ...], loss_runs: tu
         "grpo/learning_rate": Adapter(all_runs, _learning_rate, atol=0.0),
         "grpo/epoch": Adapter(all_runs, _epoch, atol=0.0),
     }
-    # extremes of per-completion (1.16) or per-process (0.26) fractions: the same float32 arithmetic as TRL, exact
-    for k in ("low_min", "high_max"):
-        table[f"grpo/clip_ratio/{k}"] = replace(table[f"grpo/clip_ratio/{k}"], atol=0.0)
-    return table
 
 
 # TRL 1.x (1.12.0 and 1.16.0 record the same runs with the same probes)
 V1_RUNS = ("main", "window", "grpo_batch", "cispo", "vespo", "entropy", "entropy_dapo")
+V1_CLIP_RUNS = ("main", "window", "grpo_batch", "entropy", "entropy_dapo")  # loss types dapo and grpo
 V1 = {
-    **_common(
-        V1_RUNS, clip_runs=("main", "window", "grpo_batch", "entropy", "entropy_dapo"), loss_runs=("main", "window")
-    ),  # default loss (dapo), no entropy bonus
+    **_common(V1_RUNS, clip_runs=V1_CLIP_RUNS, loss_runs=("main", "window")),  # default loss (dapo), no bonus
+    # min / max of per-completion fractions (TRL >= 1.9): the same float32 arithmetic as TRL, so exact
+    "grpo/clip_ratio/low_min": Adapter(V1_CLIP_RUNS, _clip("clip_ratio/low_min"), atol=0.0),
+    "grpo/clip_ratio/high_max": Adapter(V1_CLIP_RUNS, _clip("clip_ratio/high_max"), atol=0.0),
     "grpo/{log_metric_name}": Adapter(V1_RUNS, _log_metric_name),
     "grpo/cispo_clip_ratio": Adapter(("cispo",), _cispo_clip_ratio),
     "grpo/vespo/phi_seq_mean": Adapter(("vespo",), _vespo_phi_seq_mean),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,8 @@ TOLD_APART: dict[str, dict[str, str]] = {
     "0.26.2": {
         "grpo/reward_std": "mean of per-group stds (0.26) vs. weighted std of the whole batch (>= 0.27)",
         "grpo/reward": "unscorable completions count as reward 0 (< 1.6) vs. left out (>= 1.6)",
+        "grpo/frac_reward_zero_std": "a group of unscorable completions has std 0 (< 1.6: rewards 0) vs. no std and "
+        "is not counted (>= 1.6)",
         "grpo/rewards/{name}/mean": "a NaN in the logging window makes it NaN (< 1.0) vs. is dropped (>= 1.0)",
         "grpo/rewards/{name}/std": "a NaN in the logging window makes it NaN (< 1.0) vs. is dropped (>= 1.0)",
         "grpo/clip_ratio/low_min": "per-process fraction (< 1.9) vs. per-completion fraction (>= 1.9)",
@@ -58,9 +60,10 @@ TOLD_APART: dict[str, dict[str, str]] = {
 }
 
 
-def group(release: str) -> pytest.MarkDecorator:
-    """Tests that read one release's runs share a pytest-xdist group, so one worker records them."""
-    return pytest.mark.xdist_group(f"trl-{release}")
+def uses(*releases: str) -> list[pytest.MarkDecorator]:
+    """The marks of a test that reads these releases' runs: the session records them (conftest.py), and the test
+    joins the first release's pytest-xdist group."""
+    return [pytest.mark.trl(*releases), pytest.mark.xdist_group(f"trl-{releases[0]}")]
 
 
 def resolved(metric_id: str, release: str) -> Resolved | None:
@@ -112,11 +115,8 @@ class Outcome:
     where: str
     release: str
     compared: int = 0
-    mismatches: list[str] = None  # type: ignore[assignment]
-    errors: list[str] = None  # type: ignore[assignment]
-
-    def __post_init__(self):
-        self.mismatches, self.errors = [], []
+    mismatches: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
 
 
 def compare(it: Loaded, res: Resolved, release: str, adapter: Adapter, runs: dict[str, Run]) -> Outcome:
@@ -128,7 +128,8 @@ def compare(it: Loaded, res: Resolved, release: str, adapter: Adapter, runs: dic
     except Exception as exc:  # noqa: BLE001 - name the file
         out.errors.append(f"{out.where}: the snippet does not define {snippet.function}: {type(exc).__name__}: {exc}")
         return out
-    params = inspect.signature(fn).parameters
+    signature = inspect.signature(fn)
+    params = signature.parameters
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     for run_name in adapter.runs:
         if run_name not in runs:
@@ -149,10 +150,10 @@ def compare(it: Loaded, res: Resolved, release: str, adapter: Adapter, runs: dic
                 at = f"trl {release}, run {run_name}, step {step}"
                 kwargs = inputs if takes_any else {k: v for k, v in inputs.items() if k in params}
                 try:
-                    inspect.signature(fn).bind(**kwargs)
+                    signature.bind(**kwargs)
                 except TypeError as exc:
                     out.errors.append(
-                        f"{out.where}: {snippet.function}{inspect.signature(fn)} cannot be fed by the adapter for "
+                        f"{out.where}: {snippet.function}{signature} cannot be fed by the adapter for "
                         f"trl {release} (it offers {sorted(inputs)}): {exc}"
                     )
                     return out
@@ -194,7 +195,7 @@ def _checked_cases() -> list:
         for mid in sorted(GRPO):
             res = resolved(mid, release)
             if res is not None and res.metric.conformance.checked:
-                cases.append(pytest.param(release, mid, marks=group(release), id=f"{release}:{mid}"))
+                cases.append(pytest.param(release, mid, marks=uses(release), id=f"{release}:{mid}"))
     return cases
 
 
@@ -207,7 +208,8 @@ def test_snippet_reproduces_trl(release: str, metric_id: str, recorded) -> None:
         f"but tests/conformance/adapters.py has no adapter for it on that release"
     )
     out = compare(it, res, release, adapter, recorded(release))
-    assert not out.errors and not out.mismatches, "\n".join(out.errors + out.mismatches)
+    if out.errors or out.mismatches:
+        pytest.fail("\n".join(out.errors + out.mismatches), pytrace=False)
     assert out.compared > 0, f"{out.where}: nothing was compared for trl {release}"
 
 
@@ -218,7 +220,7 @@ def test_snippet_reproduces_trl(release: str, metric_id: str, recorded) -> None:
 
 def _told_apart_cases() -> list:
     return [
-        pytest.param(release, mid, marks=group(release), id=f"{release}:{mid}")
+        pytest.param(release, mid, marks=uses(release, LATEST), id=f"{release}:{mid}")
         for release, keys in TOLD_APART.items()
         if release in RELEASES and release != LATEST
         for mid in sorted(keys)
@@ -246,7 +248,8 @@ def test_older_and_latest_snippets_are_told_apart(release: str, metric_id: str, 
                 f"{out.where}: the trl {snippet_of} snippet also reproduces all {out.compared} values of the "
                 f"trl {runs_of} runs, so the suite cannot tell the versions apart ({why})"
             )
-    assert not problems, "\n".join(problems)
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -254,7 +257,7 @@ def test_older_and_latest_snippets_are_told_apart(release: str, metric_id: str, 
 # --------------------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("release", [pytest.param(r, marks=group(r)) for r in RELEASES])
+@pytest.mark.parametrize("release", [pytest.param(r, marks=uses(r)) for r in RELEASES])
 def test_every_logged_key_has_a_page_in_that_version(release: str, recorded) -> None:
     """Every key the trainer actually logged (templates expanded) has a page that exists in that release."""
     missing: dict[str, list[str]] = {}
@@ -304,7 +307,8 @@ def test_checked_false_exactly_where_no_adapter(release: str) -> None:
         f"adapters.py: an adapter for {mid}, which has no metrics/grpo page"
         for mid in sorted(set(adapters) - set(GRPO))
     ]
-    assert not problems, "\n".join(problems)
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -312,7 +316,7 @@ def test_checked_false_exactly_where_no_adapter(release: str) -> None:
 # --------------------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("release", [pytest.param(r, marks=group(r)) for r in RELEASES])
+@pytest.mark.parametrize("release", [pytest.param(r, marks=uses(r)) for r in RELEASES])
 def test_harness_records_what_trl_used(release: str, recorded) -> None:
     """The recorded inputs are consistent with what TRL and HF logged (guards the probes, not the snippets)."""
     for run in recorded(release).values():
@@ -340,7 +344,7 @@ def _values(run: Run, key: str) -> list[float]:
     return [e[key] for e in run.entries() if e.get(key) is not None and e[key] == e[key]]
 
 
-@pytest.mark.parametrize("release", [pytest.param(r, marks=group(r)) for r in RELEASES])
+@pytest.mark.parametrize("release", [pytest.param(r, marks=uses(r)) for r in RELEASES])
 def test_runs_are_not_trivial(release: str, recorded) -> None:
     """The settings really exercise the code paths the snippets describe."""
     runs = recorded(release)
@@ -359,18 +363,24 @@ def test_runs_are_not_trivial(release: str, recorded) -> None:
     assert any((g.reward_weights != 1).any() for g in main.gen_batches)
     truncated = [t for g in main.gen_batches for t in g.is_truncated.tolist()]
     assert any(truncated) and not all(truncated), "need both truncated and terminated completions"
-    # groups of different spread: the mean of the group stds is not the std of the whole batch
+    # groups of different spread, so that the mean of the group stds is not the std of the whole batch
+    spreads = []
     for g in main.gen_batches:
         rewards = (g.rewards_per_func * g.reward_weights).nansum(1)
         group_std = rewards.view(-1, g.num_generations).std(1)
-        assert group_std.max() - group_std.min() > 0.1, f"groups of equal spread at step {g.log_step}"
+        spreads.append(float(group_std.max() - group_std.min()))
         assert abs(group_std.mean() - rewards.std()) > 1e-3, f"group and batch std agree at step {g.log_step}"
+    assert max(spreads) > 0.1, f"the groups of every generation batch have about the same spread: {spreads}"
     assert all(0 < g < main.args.max_grad_norm for g in _values(main, "grad_norm")), "HF clipped the gradients"
     # the window run: several generation batches per entry, unscorable rows, an all-None reward column
     window = runs["window"]
     assert any(len(window.gen_for(e["step"])) > 1 for e in window.entries())
     assert any(g.rewards_per_func.isnan().all(dim=1).any() for g in window.gen_batches), "no unscorable completion"
     assert any(g.rewards_per_func.isnan().all(dim=0).any() for g in window.gen_batches), "no all-None column"
+    unscorable_groups = [
+        g.rewards_per_func.isnan().all(1).view(-1, g.num_generations).all(1) for g in window.gen_batches
+    ]
+    assert any(u.any() for u in unscorable_groups), "no group of only unscorable completions"
     assert any(v is None or v != v for e in window.entries() for v in e.values()), "no key was logged None / NaN"
     assert all(m.old_per_token_logps_input is None for m in window.micro_batches), "window run should be on-policy"
     assert set(_values(runs["grpo_batch"], "frac_reward_zero_std")) <= {0.0, 1.0}, "scale_rewards='batch' run"
