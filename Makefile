@@ -9,7 +9,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # chromium: browser tests; fonts: the site and the cheat-sheet PDFs; pango: WeasyPrint; poppler-utils: PDF tests
 APT_PACKAGES := chromium fonts-noto-cjk fonts-noto-core fonts-dejavu-core libpango-1.0-0 libpangoft2-1.0-0 poppler-utils
 
-.PHONY: setup system-deps serve build pdf check test test-fast lint schema clean
+.PHONY: setup system-deps serve build pdf check test test-fast fuzz lint schema clean
 
 setup: $(VENV)/.installed node_modules/.installed system-deps
 
@@ -67,6 +67,11 @@ test: setup
 # everything but the browser and real-TRL tests
 test-fast: $(VENV)/.installed node_modules/.installed system-deps
 	$(PY) -m pytest -q -m "not browser and not conformance"
+
+# the source fuzzer at length (`make test` runs 50 examples): FUZZ_EXAMPLES mutated files, snippets run too
+FUZZ_EXAMPLES ?= 2000
+fuzz: $(VENV)/.installed node_modules/.installed
+	ATLAS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) ATLAS_FUZZ_SNIPPETS=1 $(PY) -m pytest -q tests/test_fuzz_sources.py
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check generator tests benchmarks

@@ -46,12 +46,12 @@ _ENV.filters["fenced"] = fenced
 # tag, attribute or script link on a page. `code`, **bold**, *emphasis* and [links](https://...) keep working.
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
 _LINK_DEST = re.compile(r"(\]\(\s*[<`]*|^[ ]{0,3}\[[^\]\n]+\]:\s*<?)([^\s)>]+)", re.M)
-_SAFE_SCHEMES = {"http", "https", "mailto"}
+# a link may go to http(s), mailto or a plain relative path; anything else (a script URL, an entity) goes to '#'
+_SAFE_DEST = re.compile(r"(?i)(https?://|mailto:)(?:[^\s&]|&(?!#?\w+;))*|[\w./#-]+")
 
 
 def _safe_link(m: re.Match[str]) -> str:
-    scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", m.group(2))
-    return m.group(1) + ("#" if scheme and scheme.group(1).lower() not in _SAFE_SCHEMES else m.group(2))
+    return m.group(1) + (m.group(2) if _SAFE_DEST.fullmatch(m.group(2)) else "#")
 
 
 def _escape_prose(text: str) -> str:
@@ -60,7 +60,7 @@ def _escape_prose(text: str) -> str:
 
 def markdown_text(text: str) -> str:
     """Source text, safe to place in Markdown: outside code spans no '<' (raw HTML, autolinks), no entity, no '{'
-    (attribute lists), and no link to a scheme other than http(s) or mailto."""
+    (attribute lists), and no link other than to http(s), mailto or a relative path."""
     text = _LINK_DEST.sub(_safe_link, text)
     out, pos = [], 0
     for m in _CODE_SPAN.finditer(text):

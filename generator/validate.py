@@ -77,11 +77,12 @@ def check_text(doc: Document, config: Config, terms: dict[str, dict[str, Term]])
             if not isinstance(value, str):
                 continue
             prose = _CODE.sub("", value)
+            # one line per text: `<a href="javascript:...">` is reported as HTML, not also as a script URL
             if m := _HTML.search(prose):
                 errors.append(_err(doc, where, f"HTML is not allowed in text (found '{m.group(0)[:20]}')"))
-            if m := _JS_URL.search(prose):
+            elif m := _JS_URL.search(prose):
                 errors.append(_err(doc, where, f"'{m.group(0)}' URLs are not allowed"))
-            if m := _ATTR_LIST.search(prose):
+            elif m := _ATTR_LIST.search(prose):
                 errors.append(_err(doc, where, f"Markdown attribute lists are not allowed in text "
                                                f"(found '{m.group(0)[:20]}')"))
             for concept, term in terms.get(lang, {}).items():
@@ -131,6 +132,7 @@ def check_plain(item: Loaded) -> list[SourceError]:
                               (_ATTR_LIST, "Markdown attribute lists are not allowed")):
             if m := pattern.search(value):
                 errors.append(_err(item, loc, f"{what} (found '{m.group(0)[:20]}')"))
+                break
         if "`" in value and loc[-1] in _CODE_SPAN_FIELDS:
             errors.append(_err(item, loc, "a backtick is not allowed here (the value is shown as code)"))
     return errors

@@ -66,7 +66,10 @@ class _Builder:
     def build(self, node: yaml.Node, loc: Path) -> Any:
         if id(node) in self._seen:  # an alias: reported once, never expanded (a billion laughs stays one line)
             if not self._alias_reported:
-                self.err(node, loc, "YAML anchors and aliases are not allowed in sources")
+                # the node is the anchored one: the alias's own line is that of its key, or of its list
+                line = self.lines.get(loc, self.lines.get(loc[:-1], node.start_mark.line + 1))
+                self.errors.append(SourceError(self.path, line, dotted(loc) or "document",
+                                               "YAML anchors and aliases are not allowed in sources"))
             self._alias_reported = True
             return None
         self._seen.add(id(node))
@@ -79,7 +82,7 @@ class _Builder:
         if isinstance(node, yaml.MappingNode):
             out: dict[str, Any] = {}
             for key_node, value_node in node.value:
-                if not isinstance(key_node, yaml.ScalarNode):
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag not in _CORE_TAGS:
                     self.err(key_node, loc, "mapping keys must be plain strings")
                     continue
                 key = key_node.value
