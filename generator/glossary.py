@@ -12,7 +12,7 @@ from pydantic import Field, field_validator
 
 from .config import Config, Term
 from .errors import SourceError, did_you_mean
-from .load import Loaded, read_document, validate_model
+from .load import Loaded, load_files
 from .schema import IDENT, Strict, Text
 from .yamlsrc import Document
 
@@ -49,20 +49,7 @@ class GlossaryEntry(Strict):
 
 def load_glossary(root: FsPath) -> tuple[list[Loaded], list[Document], list[SourceError]]:
     """Every ``glossary/*.yaml`` under ``root`` (none when the folder is absent), like `load.load_metrics`."""
-    loaded: list[Loaded] = []
-    docs: list[Document] = []
-    errors: list[SourceError] = []
-    for path in sorted((root / "glossary").glob("*.y*ml")):
-        doc, errs = read_document(path, root)
-        errors += errs
-        if doc is None:
-            continue
-        docs.append(doc)
-        entry, errs = validate_model(doc, GlossaryEntry)
-        errors += errs
-        if entry is not None:
-            loaded.append(Loaded(entry, doc))  # type: ignore[arg-type]
-    return loaded, docs, errors
+    return load_files(sorted((root / "glossary").glob("*.y*ml")), root, GlossaryEntry)
 
 
 def _err(item: Loaded, loc: tuple[str | int, ...], field: str, message: str) -> SourceError:

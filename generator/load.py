@@ -147,20 +147,26 @@ def read_document(path: FsPath, root: FsPath) -> tuple[Document | None, list[Sou
     return parse(rel, raw)
 
 
-def load_metrics(root: FsPath) -> tuple[list[Loaded], list[Document], list[SourceError]]:
-    """Every ``metrics/<trainer>/**/*.yaml`` under ``root``: the valid models, every parsed document (valid or
-    not, for checks that work on raw text), and all errors found."""
+def load_files(paths: list[FsPath], root: FsPath,
+               model: type[BaseModel]) -> tuple[list[Loaded], list[Document], list[SourceError]]:
+    """Parse and validate ``paths`` as ``model``: the valid models, every parsed document (valid or not, for
+    checks that work on raw text), and all errors found."""
     loaded: list[Loaded] = []
     docs: list[Document] = []
     errors: list[SourceError] = []
-    for path in sorted((root / "metrics").rglob("*.y*ml")):
+    for path in paths:
         doc, errs = read_document(path, root)
         errors += errs
         if doc is None:
             continue
         docs.append(doc)
-        metric, errs = validate_model(doc, Metric)
+        value, errs = validate_model(doc, model)
         errors += errs
-        if metric is not None:
-            loaded.append(Loaded(metric, doc))  # type: ignore[arg-type]
+        if value is not None:
+            loaded.append(Loaded(value, doc))  # type: ignore[arg-type]
     return loaded, docs, errors
+
+
+def load_metrics(root: FsPath) -> tuple[list[Loaded], list[Document], list[SourceError]]:
+    """Every ``metrics/<trainer>/**/*.yaml`` under ``root`` (see `load_files`)."""
+    return load_files(sorted((root / "metrics").rglob("*.y*ml")), root, Metric)
