@@ -25,7 +25,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_build(args: argparse.Namespace) -> int:
     from .build import build_site
-
     from .collect import collect
 
     root = _root(args)
@@ -66,25 +65,32 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def _no_cache_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-cache", action="store_true", help="re-run every snippet and formula (ignore .cache/atlas)")
+
+
+def _selection_args(p: argparse.ArgumentParser) -> None:
+    """The options shared by the commands that build: which lines, which languages, and the cache."""
+    p.add_argument("--version", action="append", help="only this TRL release line (repeatable)")
+    p.add_argument("--lang", action="append", help="only this language (repeatable)")
+    _no_cache_arg(p)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="atlas", description="RL Metrics Atlas: check sources, build and serve the site.")
     parser.add_argument("--root", default=".", help="checkout to work on (default: current directory)")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("check", help="validate every source; one line per error")
     p.add_argument("--no-snippets", action="store_true", help="skip running the snippets (faster)")
-    p.add_argument("--no-cache", action="store_true", help="re-run every snippet and formula (ignore .cache/atlas)")
+    _no_cache_arg(p)
     p.set_defaults(func=cmd_check)
     p = sub.add_parser("build", help="build the static site into site/ (atomically)")
     p.add_argument("--site-dir", help="output folder (default: <root>/site)")
-    p.add_argument("--version", action="append", help="only this TRL release line (repeatable)")
-    p.add_argument("--lang", action="append", help="only this language (repeatable)")
-    p.add_argument("--no-cache", action="store_true", help="re-run every snippet and formula (ignore .cache/atlas)")
+    _selection_args(p)
     p.set_defaults(func=cmd_build)
     p = sub.add_parser("pdf", help="build only the one-page cheat-sheets (PDFs and printable pages) into site/")
     p.add_argument("--out", help="folder to write <version>/cheatsheets/... into (default: <root>/site)")
-    p.add_argument("--version", action="append", help="only this TRL release line (repeatable)")
-    p.add_argument("--lang", action="append", help="only this language (repeatable)")
-    p.add_argument("--no-cache", action="store_true", help="re-run every snippet and formula (ignore .cache/atlas)")
+    _selection_args(p)
     p.set_defaults(func=cmd_pdf)
     p = sub.add_parser("serve", help="build, then serve on http://127.0.0.1:8000")
     p.add_argument("--addr", default="127.0.0.1")
