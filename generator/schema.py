@@ -170,14 +170,20 @@ class Variant(Strict):
     aggregation: list[AggregationStep] | None = None
     logged_when: LoggedWhen | None = None
     healthy: Healthy | None = None
+    troubleshooting: Annotated[list[Troubleshoot], Field(min_length=1)] | None = None
     corrections: list[Correction] | None = None
+    related: list[str] | None = Field(None, description="Other metrics as `trainer/key`.")
+    sources: Annotated[list[Link], Field(min_length=1)] | None = Field(
+        None, description="Links to the code of this range: `ref`s name a release inside it.")
     conformance: Conformance | None = None
+    cheatsheet: CheatsheetEntry | None = Field(
+        None, description="The sheet entry of this range, when what the curve tells you differs.")
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
-OVERRIDABLE = ("summary", "meaning", "formula", "snippet", "aggregation", "logged_when", "healthy", "corrections",
-               "conformance")
+OVERRIDABLE = ("summary", "meaning", "formula", "snippet", "aggregation", "logged_when", "healthy", "troubleshooting",
+               "corrections", "related", "sources", "conformance", "cheatsheet")
 
 
 class Metric(Strict):

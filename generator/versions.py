@@ -29,6 +29,13 @@ class Resolved:
     logged_as: str  # the key TRL logged in that release
 
     @property
+    def releases(self) -> tuple[str, str | None]:
+        """The releases [from, to) the page is exact for: its variant's range, or the metric's whole life."""
+        if self.variant is None:
+            return self.metric.since, self.metric.until
+        return self.variant.from_, self.variant.to or self.metric.until
+
+    @property
     def differs_from_latest(self) -> bool:
         return self.variant is not None and any(getattr(self.variant, f) is not None for f in OVERRIDABLE)
 

@@ -62,6 +62,9 @@ CASES = {
                              EXEMPLAR, "snippet.example.expected", r"returned 0\.6.*expected 0\.7"),
     "dangling_reference": (lambda r: _edit(r, EXEMPLAR, "related: []", "related: [grpo/clip_ratio/lowmean]"),
                            EXEMPLAR, "related[0]", r"unknown metric 'grpo/clip_ratio/lowmean' \(did you mean 'grpo/clip_ratio/low_mean'\?\)"),
+    "dangling_reference_in_variant": (
+        lambda r: _edit(r, EXEMPLAR, "releases/tag/v0.26.0\"}\n", "releases/tag/v0.26.0\"}\n    related: [grpo/kl]\n"),
+        EXEMPLAR, "variants[1].related[0]", r"unknown metric 'grpo/kl'"),
     "forbidden_term": (lambda r: _edit(r, EXEMPLAR, "（正在训练的策略", "（正在训练的政策"),
                        EXEMPLAR, "meaning.zh", r"forbidden term '政策'"),
 }

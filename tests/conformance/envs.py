@@ -138,17 +138,31 @@ def python_for(release: str) -> str:
     return sys.executable
 
 
+def _release_env() -> dict[str, str]:
+    """This process's environment without what would make another interpreter import this one's packages."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+
+
 def record_runs(release: str, out: Path) -> float:
     """Run every GRPOTrainer run of ``release`` in its interpreter, write them to ``out``; return the seconds."""
     python = python_for(release)
     log = out.with_suffix(".log")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
     start = time.perf_counter()
     _run(
         [python, "-m", "tests.conformance.trl_runs", "--trl-version", release, "--out", str(out)],
         log,
         RUN_TIMEOUT_S,
         cwd=ROOT,
-        env=env,
+        env=_release_env(),
     )
     return time.perf_counter() - start
+
+
+def run_python(release: str, code: str, timeout: float = 300) -> str:
+    """Run ``code`` with the interpreter whose TRL is ``release`` (offline); return what it printed."""
+    env = {**_release_env(), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    proc = subprocess.run([python_for(release), "-c", code], capture_output=True, text=True, timeout=timeout, env=env)
+    if proc.returncode != 0:
+        tail = "\n".join(proc.stderr.splitlines()[-25:])
+        raise EnvError(f"trl {release}: python -c failed with exit code {proc.returncode}:\n{tail}")
+    return proc.stdout

@@ -9,7 +9,9 @@ between releases, the other release's snippet must fail on the same runs, so the
 
 from __future__ import annotations
 
+import functools
 import inspect
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -26,6 +28,7 @@ from generator.snippets import as_floats, compile_function
 from generator.versions import Resolved, resolve
 
 from .adapters import ADAPTERS, Adapter
+from .envs import run_python
 from .records import Run
 
 pytestmark = pytest.mark.conformance
@@ -307,6 +310,65 @@ def test_checked_false_exactly_where_no_adapter(release: str) -> None:
         f"adapters.py: an adapter for {mid}, which has no metrics/grpo page"
         for mid in sorted(set(adapters) - set(GRPO))
     ]
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Options a page tells the reader to set exist in that release
+# --------------------------------------------------------------------------------------------------------------------
+
+_API = """
+import dataclasses, inspect, json
+from trl import GRPOConfig, GRPOTrainer
+print(json.dumps({"config": [f.name for f in dataclasses.fields(GRPOConfig)],
+                  "trainer": list(inspect.signature(GRPOTrainer.__init__).parameters)}))
+"""
+# a name in a code span, not part of a key path (`clip_ratio/low_mean`), an attribute (`config.eos_token_id`), a call
+# (`nanmin(...)`) or a command-line flag (`--logprobs-mode`); quoted strings inside the span are values, not names
+_NAME = re.compile(r"(?<![\w./-])([A-Za-z_]\w*)(?![\w/(-]|\.\w)")
+_QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")
+
+
+@functools.cache
+def grpo_api(release: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The fields of ``GRPOConfig`` and the arguments of ``GRPOTrainer.__init__`` in that release, read from it."""
+    api = json.loads(run_python(release, _API))
+    return frozenset(api["config"]), frozenset(api["trainer"])
+
+
+def named_in_code(text: str) -> set[str]:
+    return {n for span in re.findall(r"`([^`]*)`", text) for n in _NAME.findall(_QUOTED.sub("", span))}
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_options_on_the_pages_exist_in_that_release(release: str) -> None:
+    """Every config entry of "Logged when" is a GRPOConfig field (or GRPOTrainer argument) of the page's release,
+    and every GRPOConfig option a troubleshooting action names in code, in any language, exists there too. An option
+    is a name that some documented release's GRPOConfig has, so a 1.16-only option on a 0.26 page fails."""
+    fields, arguments = grpo_api(release)
+    options = frozenset().union(*(grpo_api(r)[0] for r in RELEASES))
+    problems = []
+    for mid in sorted(GRPO):
+        it, res = GRPO[mid], resolved(mid, release)
+        if res is None:
+            continue
+        at = _variant_loc(it, res, "logged_when") + ("config",)
+        for i, flag in enumerate(res.metric.logged_when.config):
+            if flag.name not in fields | arguments:
+                problems.append(
+                    f"{it.path}:{it.line(*at, i, 'name')}: `{flag.name}` is neither a GRPOConfig field nor "
+                    f"a GRPOTrainer argument in trl {release}"
+                )
+        at = _variant_loc(it, res, "troubleshooting")
+        for i, item in enumerate(res.metric.troubleshooting):
+            for j, action in enumerate(item.actions):
+                for lang, text in sorted(action.root.items()):
+                    for name in sorted((named_in_code(text) & options) - fields):
+                        problems.append(
+                            f"{it.path}:{it.line(*at, i, 'actions', j, lang)}: the trl {release} page "
+                            f"tells the reader to set `{name}`, which its GRPOConfig does not have"
+                        )
     if problems:
         pytest.fail("\n".join(problems), pytrace=False)
 
