@@ -47,6 +47,7 @@ system-deps:
 
 schema: $(VENV)/.installed
 	$(ATLAS) schema -o metrics/schema.json
+	$(ATLAS) schema --glossary -o glossary/schema.json
 
 check: $(VENV)/.installed node_modules/.installed
 	$(ATLAS) check

@@ -19,6 +19,7 @@ from .collect import Atlas, collect
 from .config import Version
 from .errors import BuildError
 from .glossary_pages import entries_sorted, entry_path, render_glossary_entry, render_glossary_index
+from .i18n_pages import GUIDE_PAGE, STATUS_PAGE, has_guide, render_guide, render_status
 from .mathtex import KATEX_DIST
 from .pdf import render_sheets, write_files
 from .render import (
@@ -64,6 +65,9 @@ def generate_docs(atlas: Atlas, version: Version, docs: Path, langs: list[str]) 
             write(f"glossary/index{sfx}.md", render_glossary_index(ctx))
             for item in atlas.glossary:
                 write(entry_path(item.model, lang, cfg.default_lang), render_glossary_entry(ctx, item))
+        write(f"{STATUS_PAGE}{sfx}.md", render_status(ctx))
+        if has_guide(atlas.root):
+            write(f"{GUIDE_PAGE}{sfx}.md", render_guide(ctx))
     _copy_assets(docs / "assets")
     return written
 
@@ -102,6 +106,8 @@ def mkdocs_config(atlas: Atlas, version: Version, docs: Path, out: Path, langs: 
     if glossary:  # a section titled in each language through i18n's nav_translations
         base["nav"].append({atlas.ui[cfg.default_lang]["glossary_title"]: ["glossary/index.md"] + [
             entry_path(it.model, cfg.default_lang, cfg.default_lang) for it in glossary]})
+    contribute = ([f"{GUIDE_PAGE}.md"] if has_guide(root) else []) + [f"{STATUS_PAGE}.md"]
+    base["nav"].append({atlas.ui[cfg.default_lang]["contribute_title"]: contribute})
     base["not_in_nav"] = "\n".join(f"/{t}/**" for t in version.trainers)
     base.setdefault("extra", {})["version_root"] = f"{urlparse(cfg.site_url).path}{version.name}/"
     base["extra"]["not_found"] = [
@@ -120,8 +126,8 @@ def mkdocs_config(atlas: Atlas, version: Version, docs: Path, out: Path, langs: 
                 {"locale": lang.code, "name": lang.name, "default": lang.default,
                  "build": lang.code in langs or lang.default,
                  "site_name": atlas.ui[lang.code]["site_name"],
-                 "nav_translations": {
-                     atlas.ui[cfg.default_lang]["glossary_title"]: atlas.ui[lang.code]["glossary_title"]},
+                 "nav_translations": {atlas.ui[cfg.default_lang][k]: atlas.ui[lang.code][k]
+                                      for k in ("glossary_title", "contribute_title")},
                  "site_description": atlas.ui[lang.code]["site_description"]}
                 for lang in cfg.languages
             ]

@@ -1,4 +1,4 @@
-"""The `atlas` command: check, build, pdf, serve, schema."""
+"""The `atlas` command: check, build, pdf, serve, i18n, schema."""
 
 from __future__ import annotations
 
@@ -16,10 +16,16 @@ def _root(args: argparse.Namespace) -> Path:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from .collect import collect
+    from .i18n import report
 
     atlas = collect(_root(args), run_snippets=not args.no_snippets, use_cache=not args.no_cache)
+    cfg = atlas.config
+    langs = [c for c in cfg.lang_codes if c != cfg.default_lang]
+    rep = report([it.doc for it in atlas.sources], langs, cfg.default_lang, atlas.stamps)
+    stale = ", ".join(f"{lang} {rep.count(lang, 'stale')}" for lang in langs)
     print(f"ok: {len(atlas.metrics)} metrics, {len(atlas.glossary)} glossary entries, "
-          f"{len(atlas.config.lang_codes)} languages", file=sys.stderr)
+          f"{len(cfg.lang_codes)} languages (stale translations, never an error: {stale}; see `atlas i18n status`)",
+          file=sys.stderr)
     return 0
 
 
@@ -53,10 +59,78 @@ def cmd_serve(args: argparse.Namespace) -> int:
                  watch=args.watch)
 
 
-def cmd_schema(args: argparse.Namespace) -> int:
-    from .schema import json_schema
+def _i18n_sources(root: Path) -> tuple[object, list, dict]:
+    """The configuration, every parsed source file and the stamps: enough for the translation report even when
+    some file does not validate (its parse errors are raised; validation errors are `atlas check`'s business)."""
+    from .config import load_config
+    from .glossary import load_glossary
+    from .i18n import load_stamps
+    from .load import load_metrics
 
-    text = json.dumps(json_schema(), indent=2, ensure_ascii=False)
+    config = load_config(root)
+    _, docs, _ = load_metrics(root)
+    _, gdocs, _ = load_glossary(root)
+    stamps = {lang: load_stamps(root, lang) for lang in config.lang_codes if lang != config.default_lang}
+    return config, docs + gdocs, stamps
+
+
+def _i18n_langs(config: object, chosen: list[str] | None) -> list[str]:
+    langs = [c for c in config.lang_codes if c != config.default_lang]  # type: ignore[attr-defined]
+    unknown = [c for c in chosen or [] if c not in langs]
+    if unknown:
+        from .errors import did_you_mean
+
+        raise BuildError(f"--lang {unknown[0]}: not a translated language ({', '.join(langs)})"
+                         + did_you_mean(unknown[0], langs))
+    return chosen or langs
+
+
+def cmd_i18n_status(args: argparse.Namespace) -> int:
+    from .i18n import report
+
+    config, docs, stamps = _i18n_sources(_root(args))
+    langs = _i18n_langs(config, args.lang)
+    rep = report(docs, langs, config.default_lang, stamps)
+    status = {lang.code: lang.status for lang in config.languages}
+    print(f"{'language':<10}{'status':<13}{'translated':>12}{'coverage':>10}{'stale':>7}{'unstamped':>11}")
+    for lang in langs:
+        print(f"{lang:<10}{status[lang]:<13}{f'{rep.translated(lang)}/{rep.count(lang)}':>12}"
+              f"{rep.percent(lang):>9.1f}%{rep.count(lang, 'stale'):>7}{rep.count(lang, 'unstamped'):>11}")
+    if args.by_file:
+        for lang in langs:
+            print(f"\n{lang}: per file (translated/total, stale)")
+            for path in rep.paths():
+                print(f"  {path:<52}{f'{rep.translated(lang, path=path)}/{rep.count(lang, path=path)}':>9}"
+                      f"{rep.count(lang, 'stale', path=path):>4}")
+    for state, wanted in (("stale", args.stale), ("missing", args.missing)):
+        if wanted:
+            for lang in langs:
+                for f in rep.of_state(lang, state):  # type: ignore[arg-type]
+                    print(f"{f.path}:{f.line}: {f.name}: {lang} translation {state}")
+    return 0
+
+
+def cmd_i18n_stamp(args: argparse.Namespace) -> int:
+    from .i18n import dump_stamps, new_stamps, stamps_path
+
+    root = _root(args)
+    config, docs, stamps = _i18n_sources(root)
+    accept = set()
+    for spec in args.accept or []:
+        path, _, field = spec.partition(":")
+        accept.add((path, field or "*"))
+    for lang in _i18n_langs(config, args.lang):
+        fresh = new_stamps(docs, lang, config.default_lang, stamps.get(lang, {}), accept)
+        stamps_path(root, lang).write_text(dump_stamps(fresh, lang), encoding="utf-8")
+        print(f"{stamps_path(root, lang).relative_to(root)}: {sum(len(v) for v in fresh.values())} stamps",
+              file=sys.stderr)
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from . import glossary, schema
+
+    text = json.dumps((glossary if args.glossary else schema).json_schema(), indent=2, ensure_ascii=False)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(text + "\n", encoding="utf-8")
@@ -77,7 +151,8 @@ def _selection_args(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="atlas", description="RL Metrics Atlas: check sources, build and serve the site.")
+    parser = argparse.ArgumentParser(prog="atlas",
+                                     description="RL Metrics Atlas: check sources, build and serve the site.")
     parser.add_argument("--root", default=".", help="checkout to work on (default: current directory)")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("check", help="validate every source; one line per error")
@@ -100,7 +175,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-build", action="store_true", help="serve the existing site/ as it is")
     p.add_argument("--watch", action="store_true", help="rebuild (just the preview) whenever a source changes")
     p.set_defaults(func=cmd_serve)
-    p = sub.add_parser("schema", help="print the JSON Schema of a metric file")
+    p = sub.add_parser("i18n", help="translation status and stamps")
+    i18n = p.add_subparsers(dest="i18n_command", required=True)
+    q = i18n.add_parser("status", help="per language: texts translated, missing and stale")
+    q.add_argument("--lang", action="append", help="only this language (repeatable)")
+    q.add_argument("--stale", action="store_true", help="list every stale translation as path:line: field")
+    q.add_argument("--missing", action="store_true", help="list every missing translation as path:line: field")
+    q.add_argument("--by-file", action="store_true", help="coverage per source file")
+    q.set_defaults(func=cmd_i18n_status)
+    q = i18n.add_parser("stamp", help="record which English text each translation was made from "
+                                      "(stale translations keep their old stamp unless accepted)")
+    q.add_argument("--lang", action="append", help="only this language (repeatable)")
+    q.add_argument("--accept", action="append", metavar="FILE[:FIELD]",
+                   help="mark this stale translation (or all of a file's) as checked against the new English")
+    q.set_defaults(func=cmd_i18n_stamp)
+    p = sub.add_parser("schema", help="print the JSON Schema of a metric file (or of a glossary entry)")
+    p.add_argument("--glossary", action="store_true", help="the schema of a glossary entry instead of a metric")
     p.add_argument("--output", "-o", help="write to this file")
     p.set_defaults(func=cmd_schema)
     args = parser.parse_args(argv)
@@ -114,6 +204,9 @@ def main(argv: list[str] | None = None) -> int:
     except BuildError as exc:
         print(f"error: {exc}", flush=True)
         return 1
+    except BrokenPipeError:  # `atlas i18n status | head`: the reader has what it wanted
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:  # Ctrl-C: a build publishes nothing, and its work folder is gone
         print("interrupted", file=sys.stderr)
         return 130

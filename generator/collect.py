@@ -10,12 +10,13 @@ from .cache import Cache, cache_dir
 from .config import Config, Term, load_config, load_terms, load_ui
 from .errors import SourceError, SourceErrors
 from .glossary import check_glossary, load_glossary
+from .i18n import Stamps, load_stamps
 from .load import Loaded, load_metrics
 from .mathtex import render_many, short_error
 from .snippets import check_snippets
 from .validate import check_all, check_cheatsheets
-from .yamlsrc import dotted
 from .versions import check_ranges
+from .yamlsrc import dotted
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,12 @@ class Atlas:
     terms: dict[str, dict[str, Term]]
     math: dict[tuple[str, bool], str] = field(default_factory=dict)
     glossary: list[Loaded] = field(default_factory=list)
+    stamps: dict[str, Stamps] = field(default_factory=dict)  # per language: what its translations were made from
+
+    @property
+    def sources(self) -> list[Loaded]:
+        """Every translated source file: the metrics, then the glossary."""
+        return self.metrics + self.glossary
 
 
 # \max, \log ... as a subscript or superscript: KaTeX emits a function-application operator inside <msub>
@@ -47,6 +54,7 @@ def _math_jobs(items: list[Loaded]) -> list[tuple[Loaded, tuple[str | int, ...],
 
 
 def _missing_ui(config: Config, ui: dict[str, dict[str, str]]) -> list[SourceError]:
+    """Complete languages have every UI string of the default language."""
     reference = ui.get(config.default_lang, {})
     return [
         SourceError(f"locales/{lang}/ui.yaml", 1, key, f"missing {lang} translation of UI string '{key}'")
@@ -78,14 +86,20 @@ def collect(root: Path, run_snippets: bool = True, use_cache: bool = True) -> At
     cache = Cache(cache_dir(root) / "results.json" if use_cache else None)
     errors: list[SourceError] = []
     config = load_config(root)
-    terms, ui = {}, {}
-    for lang in config.lang_codes:
+    terms, ui, stamps = {}, {}, {}
+    known: list[str] | None = None
+    for lang in sorted(config.languages, key=lambda lang: not lang.default):  # the default language first
         try:
-            terms[lang] = load_terms(root, lang)
-            ui[lang] = load_ui(root, lang)
+            terms[lang.code] = load_terms(root, lang.code)
+            ui[lang.code] = load_ui(root, lang.code, required=lang.status == "complete", known=known)
+            known = known or list(ui[lang.code])
+            if not lang.default:
+                stamps[lang.code] = load_stamps(root, lang.code)
         except SourceErrors as exc:
             errors += exc.errors
     errors += _missing_ui(config, ui)
+    # a language in progress shows the English of any UI string it does not have yet
+    ui = {lang: {**ui.get(config.default_lang, {}), **strings} for lang, strings in ui.items()}
     metrics, docs, errs = load_metrics(root)
     glossary, glossary_docs, errs_g = load_glossary(root)
     errors += errs + errs_g + check_all(metrics, docs + glossary_docs, config, terms)
@@ -111,4 +125,4 @@ def collect(root: Path, run_snippets: bool = True, use_cache: bool = True) -> At
     cache.save()
     if errors:
         raise SourceErrors(errors)
-    return Atlas(root, config, metrics, ui, terms, math, glossary)
+    return Atlas(root, config, metrics, ui, terms, math, glossary, stamps)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path as FsPath
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import SourceError, SourceErrors
+from .errors import SourceError, SourceErrors, did_you_mean
 from .load import validate_model
 from .yamlsrc import parse
 
@@ -101,16 +102,27 @@ def load_terms(root: FsPath, lang: str) -> dict[str, Term]:
     doc.data = {"terms": doc.data}
     doc.lines = {("terms",) + k: v for k, v in doc.lines.items()}
     value, errors = validate_model(doc, _TermBase)
-    if errors:
-        raise SourceErrors(errors)
+    if errors:  # report fields as the file spells them, without the wrapper's name
+        raise SourceErrors([replace(e, field=e.field.removeprefix("terms.").removeprefix("terms")) for e in errors])
     return value.terms  # type: ignore[union-attr]
 
 
-def load_ui(root: FsPath, lang: str) -> dict[str, str]:
-    """Flat UI strings of ``lang`` from ``locales/<lang>/ui.yaml``."""
+def load_ui(root: FsPath, lang: str, required: bool = True, known: list[str] | None = None) -> dict[str, str]:
+    """Flat UI strings of ``lang`` from ``locales/<lang>/ui.yaml`` (a language in progress may have none yet);
+    with ``known`` (the default language's names), a name outside it is reported as a typo."""
     path = root / "locales" / lang / "ui.yaml"
     rel = path.relative_to(root).as_posix()
+    if not required and not path.exists():
+        return {}
     doc, errors = parse(rel, path.read_bytes()) if path.exists() else (None, [SourceError(rel, 1, "file", "the file is missing")])
     if doc is None:
+        raise SourceErrors(errors)
+    for name, value in doc.data.items():
+        line = doc.line_of((name,))
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            errors.append(SourceError(rel, line, str(name), "a UI string must be text"))
+        elif known is not None and name not in known:
+            errors.append(SourceError(rel, line, str(name), f"unknown UI string '{name}'" + did_you_mean(str(name), known)))
+    if errors:
         raise SourceErrors(errors)
     return {str(k): str(v) for k, v in doc.data.items()}

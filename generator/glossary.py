@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path as FsPath
+from typing import Any
 
 from pydantic import Field, field_validator
 
@@ -45,6 +46,14 @@ class GlossaryEntry(Strict):
     def forms(self, lang: str) -> list[str]:
         """What to look for in ``lang`` text: the listed forms, else the term itself."""
         return self.match.get(lang) or [self.term.get(lang)]
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of a glossary file for editors: `atlas schema --glossary`, committed as glossary/schema.json."""
+    schema = GlossaryEntry.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "RL Metrics Atlas glossary entry"
+    return schema
 
 
 def load_glossary(root: FsPath) -> tuple[list[Loaded], list[Document], list[SourceError]]:

@@ -51,7 +51,8 @@ def render_glossary_entry(ctx: Ctx, item: Loaded) -> str:
     return _ENV.get_template("glossary_entry.md.j2").render(**ctx.base(
         e=e, used=used, see=see, english=ctx.lang != "en", definition=linked(e.definition),
         example=linked(e.example) if e.example else "", title=capfirst(ctx.text(e.term)),
-        edit_url=cfg.edit_base + item.path))
+        edit_url=cfg.edit_base + item.path,
+        notice=lambda section: ctx.notice(item, section, ctx.english_url(here))))
 
 
 def capfirst(s: str) -> str:

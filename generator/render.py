@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from functools import cached_property
-from urllib.parse import urlparse
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
+from urllib.parse import urlparse
 
 import jinja2
 
 from .collect import Atlas
 from .config import Version
+from .i18n import Field, field_states
 from .load import Loaded
 from .schema import Bounds, Link, RedFlag, SourceRef, Tensor, Text
 from .termlinks import TermIndex, link_terms, used_by
@@ -151,9 +152,66 @@ class Ctx:
     def math(self, tex: str, display: bool) -> str:
         return self.atlas.math[(tex, display)]
 
+    @cached_property
+    def _states(self) -> dict[str, list[Field]]:
+        """Per source file, its translated fields whose text in this language is missing or stale."""
+        cfg = self.atlas.config
+        if self.lang == cfg.default_lang:
+            return {}
+        stamps = self.atlas.stamps.get(self.lang, {})
+        return {it.path: [f for f in field_states(it.doc, self.lang, cfg.default_lang, stamps)
+                          if f.state in ("missing", "stale")] for it in self.atlas.sources}
+
+    def notice(self, item: Loaded, section: str, english_href: str, variant: int | None = None) -> str:
+        """An admonition saying which texts of ``section`` are shown in English (missing in this language) or
+        translate an older English text (stale), with the line to fix; empty when the section is fully current.
+        ``variant``: the range of the metric's history the page shows (None: the newest)."""
+        out = []
+        for state in ("missing", "stale"):
+            hits = [f for f in self._states.get(item.path, []) if f.state == state
+                    and section_of(f.loc, variant, item.model) == section]
+            if hits:
+                where = ", ".join(f"`{f.name}` ({self.t('i18n_line', line=f.line)})" for f in hits)
+                text = self.t(f"i18n_{state}_text", fields=where, path=item.path, lang=self.lang_name,
+                              edit=self.atlas.config.edit_base + item.path, english=english_href)
+                out.append(f'!!! {"warning" if state == "stale" else "info"} atlas-i18n-{state} '
+                           f'"{self.t(f"i18n_{state}_title", lang=self.lang_name)}"\n\n    {text}\n')
+        return "\n".join(out)
+
+    @property
+    def lang_name(self) -> str:
+        return next(lang.name for lang in self.atlas.config.languages if lang.code == self.lang)
+
+    def english_url(self, page: str) -> str:
+        """Root-relative URL of the default-language page built from ``page`` (a docs path such as
+        ``grpo/kl.md``): i18n would turn a relative link into this language's page."""
+        path = page[:-len("index.md")] if page.endswith("index.md") else page[:-3] + "/"
+        return f"{urlparse(self.atlas.config.site_url).path}{self.version.name}/{path}"
+
     def base(self, **kw: Any) -> dict[str, Any]:
         return dict(t=self.t, text=self.markdown, bounds=self.bounds, flag=self.flag, math=self.math,
                     code_url=code_url, package_name=package_name, version=self.version, lang=self.lang, **kw)
+
+
+# where each field of a metric file shows on its page (fields absent here, such as `cheatsheet`, are not on it)
+_SECTIONS = {"title": "top", "summary": "top", "meaning": "meaning", "formula": "formula", "snippet": "snippet",
+             "aggregation": "aggregation", "logged_when": "logged_when", "healthy": "healthy",
+             "troubleshooting": "troubleshooting", "corrections": "corrections", "namesakes": "namesakes",
+             "conformance": "conformance", "change": "changed_in",
+             # glossary entries
+             "term": "top", "short": "top", "definition": "top", "example": "example"}
+
+
+def section_of(loc: tuple, variant: int | None, model: Any) -> str | None:
+    """The page section that shows the field at ``loc``, on a page showing variant ``variant`` (None: the newest
+    range); None when that page does not show it (another range's replacement, or a replaced top-level field)."""
+    if loc[0] == "variants":
+        if loc[2] == "change":
+            return "changed_in"
+        return _SECTIONS.get(str(loc[2])) if loc[1] == variant else None
+    if variant is not None and getattr(model.variants[variant], str(loc[0]), None) is not None:
+        return None
+    return _SECTIONS.get(str(loc[0]))
 
 
 def code_url(ref: SourceRef) -> str:
@@ -218,13 +276,16 @@ def render_metric(ctx: Ctx, item: Loaded) -> str:
         for r in m.related if r in by_id
     ]
     call, expected = example_call(item, m)
+    variant = item.model.variants.index(res.variant) if res.variant is not None else None
+    english = ctx.english_url(here)
     from .glossary_pages import href_from, metric_terms  # glossary pages render through this module
 
     tmpl = _ENV.get_template("metric.md.j2")
     md = tmpl.render(**ctx.base(m=m, res=res, base=item.model, history=_history(ctx, item, res), link_md=link_md,
                                 trainer=cfg.trainers[m.trainer], related=related, call=call,
                                 latest_trl=cfg.latest.trl, terms=metric_terms(ctx, m, here),
-                                expected=expected, edit_url=cfg.edit_base + item.path))
+                                expected=expected, edit_url=cfg.edit_base + item.path,
+                                notice=lambda section: ctx.notice(item, section, english, variant)))
     return link_terms(md, ctx.term_index, lambda e: href_from(here, e, cfg.default_lang),
                       skip_sections=("glossary", "related", "sources", "changed-in"))
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from .config import Config, Term
 from .errors import SourceError, did_you_mean
+from .i18n import texts
 from .load import Loaded
 from .schema import Text
 from .snippets import defines, snippets_of
@@ -41,19 +42,6 @@ def walk(value: Any, loc: Path = ()) -> Iterator[tuple[Path, Any]]:
             yield from walk(item, loc + (k,))
 
 
-def raw_texts(data: Any, default_lang: str, loc: Path = ()) -> Iterator[tuple[Path, dict[str, Any]]]:
-    """Translated text in raw YAML data: every mapping that has the default language as a string key."""
-    if isinstance(data, dict):
-        if isinstance(data.get(default_lang), str):
-            yield loc, data
-            return
-        for k, v in data.items():
-            yield from raw_texts(v, default_lang, loc + (k,))
-    elif isinstance(data, list):
-        for i, v in enumerate(data):
-            yield from raw_texts(v, default_lang, loc + (i,))
-
-
 def _err(item: Loaded | Document, loc: Path, message: str) -> SourceError:
     doc = item.doc if isinstance(item, Loaded) else item
     return SourceError(doc.path, doc.line_of(loc), dotted(loc), message)
@@ -62,7 +50,7 @@ def _err(item: Loaded | Document, loc: Path, message: str) -> SourceError:
 def check_text(doc: Document, config: Config, terms: dict[str, dict[str, Term]]) -> list[SourceError]:
     """Translations present, no HTML or script URLs, no forbidden terms, in every text of a parsed file."""
     errors = []
-    for loc, text in raw_texts(doc.data, config.default_lang):
+    for loc, text in texts(doc.data, config.default_lang):
         for lang in config.complete_langs:
             if not isinstance(text.get(lang), str) or not text[lang].strip():
                 # the line of the translation if its key is there (empty), else of the text it belongs to
@@ -213,9 +201,12 @@ def check_all(items: list[Loaded], docs: list[Document], config: Config,
             errors.append(_err(item, ("key",), f"the file of key '{m.key}' must be {_home(item)}"))
     ids = sorted(by_id)
     for item in items:
-        for i, ref in enumerate(item.model.related):
-            if ref not in by_id:
-                errors.append(_err(item, ("related", i), f"unknown metric '{ref}'" + did_you_mean(ref, ids)))
+        lists = [(("related",), item.model.related)] + [
+            (("variants", v, "related"), var.related) for v, var in enumerate(item.model.variants) if var.related]
+        for loc, related in lists:
+            for i, ref in enumerate(related):
+                if ref not in by_id:
+                    errors.append(_err(item, loc + (i,), f"unknown metric '{ref}'" + did_you_mean(ref, ids)))
     return errors
 
 

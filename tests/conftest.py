@@ -12,13 +12,15 @@ EXEMPLAR = "metrics/grpo/clip_ratio/low_mean.yaml"
 
 
 def copy_sources(dest: Path, metrics: list[str] | None = None) -> Path:
-    """A checkout-like folder with the config, locales and the given metric files (all when None)."""
+    """A checkout-like folder with the config, locales and the given metric files; with all of them (None), the
+    glossary too, which a single metric's copy leaves out."""
     dest.mkdir(parents=True, exist_ok=True)
     for name in ("atlas.yml", "mkdocs.yml"):
         shutil.copy2(ROOT / name, dest / name)
     shutil.copytree(ROOT / "locales", dest / "locales")
     if metrics is None:
         shutil.copytree(ROOT / "metrics", dest / "metrics")
+        shutil.copytree(ROOT / "glossary", dest / "glossary")
     else:
         for rel in metrics:
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -414,6 +414,49 @@ def variant_not_a_release(root, _):
     return Expect(line, "variants[1].from", rf"^'{re.escape(fake)}' is not a TRL release \(did you mean ")
 
 
+# --- configuration, locales and translation stamps -------------------------------------------------------------------
+
+def _append(root: Path, rel: str, text: str) -> int:
+    """Append ``text`` (one line) to ``rel``; return its line number."""
+    old = _text(root, rel)
+    old += "" if old.endswith("\n") else "\n"
+    (root / rel).write_text(old + text + "\n", encoding="utf-8")
+    return old.count("\n") + 1
+
+
+def config_misspelled_field(root, _):
+    line = _append(root, "atlas.yml", "edit_bse: https://example.org/")
+    return Expect(line, "edit_bse", r"^unknown field 'edit_bse' \(did you mean 'edit_base'\?\)$", path="atlas.yml")
+
+
+def ui_not_a_mapping(root, _):
+    (root / "locales/vi/ui.yaml").write_text("- site_name\n- home_title\n", encoding="utf-8")
+    return Expect(1, "document", r"^the document must be a mapping of fields, not a list$", path="locales/vi/ui.yaml")
+
+
+def ui_misspelled_string(root, _):
+    line = _append(root, "locales/zh/ui.yaml", "glosary_title: 词汇")
+    return Expect(line, "glosary_title", r"^unknown UI string 'glosary_title' \(did you mean 'glossary_title'\?\)$",
+                  path="locales/zh/ui.yaml")
+
+
+def ui_string_not_text(root, _):
+    line = _append(root, "locales/en/ui.yaml", "zz_extra: {nested: mapping}")
+    return Expect(line, "zz_extra", r"^a UI string must be text$", path="locales/en/ui.yaml")
+
+
+def term_base_misspelled_field(root, _):
+    line = _append(root, "locales/vi/terms.yaml", "zz_concept: {prefered: x}")
+    return Expect(line, "zz_concept.prefered", r"^unknown field 'prefered' \(did you mean 'preferred'\?\)$",
+                  path="locales/vi/terms.yaml")
+
+
+def stamp_not_two_fingerprints(root, _):
+    line = _append(root, "locales/zh/stamps.yaml", "zz/not-a-file.yaml: {title: 12ab}")
+    return Expect(line, "zz/not-a-file.yaml[title]", r"^a stamp is two fingerprints of 8 hex digits",
+                  path="locales/zh/stamps.yaml")
+
+
 CASES: dict[str, Callable[[Path, pytest.MonkeyPatch], Expect]] = {
     f.__name__: f for f in (
         yaml_syntax_error, tab_indentation, duplicate_key, not_a_mapping, empty_file, only_comments, not_utf8,
@@ -430,6 +473,8 @@ CASES: dict[str, Callable[[Path, pytest.MonkeyPatch], Expect]] = {
         wrong_expected_output,
         duplicate_metric, key_in_wrong_file, unknown_trainer, unknown_category, dangling_reference,
         since_not_a_release, variant_ranges_overlap, variant_ranges_gap, variant_not_a_release,
+        config_misspelled_field, ui_not_a_mapping, ui_misspelled_string, ui_string_not_text,
+        term_base_misspelled_field, stamp_not_two_fingerprints,
     )
 }
 

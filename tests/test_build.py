@@ -31,7 +31,7 @@ def test_every_metric_has_a_page_in_every_language(built_site, lang):
     for item in ITEMS:
         html = _page(built_site, lang, item).read_text(encoding="utf-8")
         assert f'<html lang="{lang}"' in html
-        assert f"<h1 id=" in html and item.model.key in html
+        assert "<h1 id=" in html and item.model.key in html
         assert item.model.title.get(lang) in html, f"{item.path}: {lang} title missing from its page"
 
 
