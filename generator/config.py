@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import SourceError, SourceErrors, did_you_mean
-from .load import validate_model
+from .load import read_optional, validate_model
 from .yamlsrc import parse
 
 
@@ -92,13 +92,9 @@ class _TermBase(BaseModel):
 
 def load_terms(root: FsPath, lang: str) -> dict[str, Term]:
     """The term base of ``lang`` (empty for a language without one)."""
-    path = root / "locales" / lang / "terms.yaml"
-    if not path.exists():
-        return {}
-    rel = path.relative_to(root).as_posix()
-    doc, errors = parse(rel, path.read_bytes())
+    doc = read_optional(root / "locales" / lang / "terms.yaml", root)
     if doc is None:
-        raise SourceErrors(errors)
+        return {}
     doc.data = {"terms": doc.data}
     doc.lines = {("terms",) + k: v for k, v in doc.lines.items()}
     value, errors = validate_model(doc, _TermBase)

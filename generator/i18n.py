@@ -18,7 +18,8 @@ from pathlib import Path as FsPath
 from typing import Any, Literal
 
 from .errors import SourceError, SourceErrors
-from .yamlsrc import Document, Path, dotted, parse
+from .load import read_optional
+from .yamlsrc import Document, Path, dotted
 
 State = Literal["current", "missing", "stale", "unstamped"]
 STATES: tuple[State, ...] = ("current", "stale", "unstamped", "missing")
@@ -96,14 +97,10 @@ def stamps_path(root: FsPath, lang: str) -> FsPath:
 
 def load_stamps(root: FsPath, lang: str) -> Stamps:
     """``locales/<lang>/stamps.yaml`` (empty when absent); a malformed file is one error per bad entry."""
-    path = stamps_path(root, lang)
-    if not path.exists():
-        return {}
-    rel = path.relative_to(root).as_posix()
-    doc, errors = parse(rel, path.read_bytes())
+    doc = read_optional(stamps_path(root, lang), root)
     if doc is None:
-        raise SourceErrors(errors)
-    # parse() only returns mappings
+        return {}
+    rel, errors = doc.path, []  # parse() only returns mappings
     out: Stamps = {}
     for file, fields in doc.data.items():
         if not isinstance(fields, dict):

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, RootModel, ValidationError
 
-from .errors import SourceError, did_you_mean
+from .errors import SourceError, SourceErrors, did_you_mean
 from .schema import Metric
 from .yamlsrc import Document, Path, dotted, parse
 
@@ -145,6 +145,16 @@ def read_document(path: FsPath, root: FsPath) -> tuple[Document | None, list[Sou
     except OSError as exc:  # a dangling link, a folder named *.yaml, no permission
         return None, [SourceError(rel, 1, "file", f"cannot be read: {exc.strerror or exc}")]
     return parse(rel, raw)
+
+
+def read_optional(path: FsPath, root: FsPath) -> Document | None:
+    """The parsed file at ``path``, or None when there is none; `SourceErrors` when it cannot be read or parsed."""
+    if not path.exists() and not path.is_symlink():
+        return None
+    doc, errors = read_document(path, root)
+    if doc is None:
+        raise SourceErrors(errors)
+    return doc
 
 
 def load_files(paths: list[FsPath], root: FsPath,

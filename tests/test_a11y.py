@@ -1,5 +1,6 @@
 """Accessibility: axe-core (npm) in headless Debian Chromium finds no serious or critical WCAG 2.1 A/AA violation on
-the home page, a trainer index and a metric page in each language."""
+the home page, a trainer index, a metric page, the version guide, a glossary entry and the translation status in each
+language."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ from .test_browser import browser, page  # noqa: F401 - shared fixtures
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("site")]
 
 AXE = ROOT / "node_modules/axe-core/axe.min.js"
-PAGES = ["", "grpo/", "grpo/clip_ratio/low_mean/", "versions/"]
+PAGES = ["", "grpo/", "grpo/clip_ratio/low_mean/", "versions/", "glossary/policy/", "translation-status/"]
 
 
 @pytest.mark.parametrize("lang", ["", "zh/", "vi/"], ids=["en", "zh", "vi"])
-@pytest.mark.parametrize("path", PAGES, ids=["home", "index", "metric", "versions"])
+@pytest.mark.parametrize("path", PAGES, ids=["home", "index", "metric", "versions", "glossary", "i18n-status"])
 def test_no_serious_accessibility_violations(page, site_url, lang, path):
     page.goto(f"{site_url}/1.16/{lang}{path}")
     page.add_script_tag(path=str(AXE))
