@@ -47,12 +47,17 @@ def _width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text.replace("`", ""))
 
 
+def _depth(text: str) -> int:
+    """How many brackets are open at the end of ``text``: a cut there would leave one unclosed."""
+    return sum(text.count(c) for c in "(（[") - sum(text.count(c) for c in ")）]")
+
+
 def shorten(text: str, budget: int) -> str:
-    """The text's first clauses (cut at '.', ';' or ':' outside `code`) as long as they fit ``budget`` (see
-    ``_width``), always at least the first one, without the final punctuation."""
+    """The text's first clauses (cut at '.', ';' or ':' outside `code` and brackets) as long as they fit
+    ``budget`` (see ``_width``), always at least the first one, without the final punctuation."""
     text = " ".join(text.split())
     masked = _CODE.sub(lambda m: "x" * len(m.group(0)), text)
-    ends = [m.start() for m in _CLAUSE_END.finditer(masked)] + [len(text)]
+    ends = [m.start() for m in _CLAUSE_END.finditer(masked) if _depth(masked[:m.start()]) == 0] + [len(text)]
     cut = ends[0]
     for end in ends[1:]:
         if _width(text[:end]) > budget:

@@ -329,3 +329,20 @@ def test_check_reports_a_taken_position_and_a_missing_strip(tmp_path):
     assert f"metrics/grpo/reward_std.yaml:{line}: cheatsheet.order: cheat-sheet position 1 is taken " \
            "(also in metrics/grpo/reward.yaml)" in lines, lines
     assert any(ln.startswith("locales/en/ui.yaml:1: cheatsheet_strip_grpo: ") for ln in lines), lines
+
+
+def test_a_shortened_text_never_leaves_a_bracket_open():
+    from generator.cheatsheet import _BUDGET, _depth, shorten
+
+    assert shorten("Lower lr; add a bonus (from 1.8.0: `entropy_coef`); try more.", 30) == "Lower lr"
+    assert shorten("降低学习率；加入熵奖励（TRL 1.8.0 及以后：`entropy_coef`）；尝试别的。", 40) == "降低学习率"
+    atlas = collect(ROOT, run_snippets=False)
+    texts = [t for it in atlas.metrics if it.model.cheatsheet
+             for m in [it.model] + list(it.model.variants)
+             for t in ([m.troubleshooting[0].actions[0]] if m.troubleshooting else [])
+             + [f.text for f in (m.healthy.red_flags if m.healthy else [])]]
+    assert len(texts) > 20
+    for text in texts:
+        for lang in atlas.config.lang_codes:
+            short = shorten(text.get(lang), _BUDGET)
+            assert _depth(short) == 0, (lang, short)
