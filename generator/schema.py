@@ -110,6 +110,9 @@ class Correction(Strict):
     claim: Text = Field(description="What TRL's docs (or common lore) say.")
     fact: Text = Field(description="What the code does.")
     source: SourceRef
+    also_at: list[SourceRef] = Field(
+        [], description="The same code in other releases, so that each version's page links to a release it "
+                        "describes (the page cites the one of its own release, else the newest in its range).")
     docs: str | None = Field(None, description="Where the claim is, e.g. `docs/source/grpo_trainer.md`.")
 
 

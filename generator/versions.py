@@ -8,7 +8,7 @@ from packaging.version import Version as _V
 
 from .errors import SourceError, did_you_mean
 from .load import Loaded
-from .schema import OVERRIDABLE, Metric, Variant
+from .schema import OVERRIDABLE, Correction, Metric, Variant
 from .yamlsrc import dotted
 
 
@@ -44,15 +44,23 @@ def exists_in(m: Metric, release: str) -> bool:
     return in_range(release, m.since, m.until)
 
 
+def cited(c: Correction, release: str, start: str, end: str | None) -> Correction:
+    """``c`` citing, among its refs, the one of ``release``, else the newest in [start, end), else its own."""
+    refs = [c.source, *c.also_at]
+    ranked = sorted((r for r in refs if r.package == "trl" and in_range(r.version, start, end)),
+                    key=lambda r: (r.version == release, v(r.version)))
+    return c.model_copy(update={"source": ranked[-1]}) if ranked else c
+
+
 def resolve(m: Metric, release: str) -> Resolved | None:
     """``m`` as logged by TRL ``release``, or None when that release does not log it."""
     if not exists_in(m, release):
         return None
-    for var in m.variants:
-        if in_range(release, var.from_, var.to or m.until):
-            updates = {f: getattr(var, f) for f in OVERRIDABLE if getattr(var, f) is not None}
-            return Resolved(m.model_copy(update=updates), var, var.logged_as or m.key)
-    return Resolved(m, None, m.key)
+    var = next((var for var in m.variants if in_range(release, var.from_, var.to or m.until)), None)
+    updates = {f: getattr(var, f) for f in OVERRIDABLE if var is not None and getattr(var, f) is not None}
+    start, end = (m.since, m.until) if var is None else (var.from_, var.to or m.until)
+    updates["corrections"] = [cited(c, release, start, end) for c in updates.get("corrections", m.corrections)]
+    return Resolved(m.model_copy(update=updates), var, var.logged_as if var and var.logged_as else m.key)
 
 
 def check_ranges(item: Loaded, releases: list[str]) -> list[SourceError]:

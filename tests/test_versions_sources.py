@@ -1,5 +1,5 @@
 """Each version's page cites the code of a release it describes: a metric whose behaviour changed does not show the
-newest release's line numbers on an older line's page."""
+newest release's line numbers on an older line's page, neither under Sources nor in a correction."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import pytest
 
 from generator.config import load_config
 from generator.load import load_metrics
+from generator.schema import Metric, SourceRef
 from generator.versions import Resolved, in_range, resolve
 
 from .conftest import ROOT
@@ -21,14 +22,18 @@ CASES = [
 ]
 
 
+def shown_refs(res: Resolved) -> list[tuple[str, SourceRef]]:
+    """The TRL refs the page links to, each with what it is for."""
+    refs = [(link.title, link.ref) for link in res.metric.sources if link.ref is not None]
+    refs += [(f"correction {i + 1}", c.source) for i, c in enumerate(res.metric.corrections)]
+    return [(what, ref) for what, ref in refs if ref.package == "trl"]
+
+
 def misplaced_refs(res: Resolved) -> list[str]:
-    """The TRL refs under the page's `sources` that name a release outside the range the page describes."""
+    """The TRL refs on the page that name a release outside the range the page describes."""
     start, end = res.releases
-    return [
-        f"{link.title}: {link.ref.file}:{link.ref.line} of trl {link.ref.version}"
-        for link in res.metric.sources
-        if link.ref is not None and link.ref.package == "trl" and not in_range(link.ref.version, start, end)
-    ]
+    return [f"{what}: {ref.file}:{ref.line} of trl {ref.version}"
+            for what, ref in shown_refs(res) if not in_range(ref.version, start, end)]
 
 
 @pytest.mark.parametrize(("version", "metric_id"), CASES, ids=[f"{v}:{m}" for v, m in CASES])
@@ -45,17 +50,23 @@ def test_sources_cite_a_release_of_the_range_shown(version, metric_id):
     assert not misplaced_refs(res), (
         f"{where}: the {version} page (trl {trl}) describes releases [{start}, {end or 'latest'}) but cites "
         + "; ".join(misplaced_refs(res))
-        + ". Give that range its own `sources`."
+        + ". Give that range its own `sources`, or the correction an `also_at` ref of a release in the range."
     )
+
+
+def all_refs(m: Metric) -> list[SourceRef]:
+    """Every code ref in a metric file: sources and corrections, the page's own and its variants'."""
+    links = m.sources + [link for var in m.variants for link in var.sources or []]
+    corrections = m.corrections + [c for var in m.variants for c in var.corrections or []]
+    return [link.ref for link in links if link.ref] + [r for c in corrections for r in [c.source, *c.also_at]]
 
 
 def test_every_trl_ref_names_a_release():
     bad = [
-        f"{it.path}: {link.ref.version}"
+        f"{it.path}: {ref.file}:{ref.line} of trl {ref.version}"
         for it in METRICS.values()
-        for links in [it.model.sources] + [v.sources or [] for v in it.model.variants]
-        for link in links
-        if link.ref is not None and link.ref.package == "trl" and link.ref.version not in CONFIG.trl_releases
+        for ref in all_refs(it.model)
+        if ref.package == "trl" and ref.version not in CONFIG.trl_releases
     ]
     assert not bad, "TRL refs naming no release in atlas.yml trl_releases:\n" + "\n".join(bad)
 
@@ -69,3 +80,14 @@ def test_a_changed_metric_without_its_own_sources_is_caught():
     found = misplaced_refs(resolve(stripped, "0.26.2"))
     assert found and all("of trl 1.16.0" in f for f in found)
     assert misplaced_refs(res) == []
+
+
+def test_a_correction_cites_its_ref_of_the_release_shown():
+    """kl's first correction names the same line in 1.16.0 and 1.12.0: each page links to its own release's, and a
+    correction without a ref in the range is caught."""
+    kl = METRICS["grpo/kl"].model
+    assert resolve(kl, "1.16.0").metric.corrections[0].source.version == "1.16.0"
+    assert resolve(kl, "1.12.0").metric.corrections[0].source.version == "1.12.0"
+    bare = kl.model_copy(update={"corrections": [c.model_copy(update={"also_at": []}) for c in kl.corrections]})
+    found = misplaced_refs(resolve(bare, "1.12.0"))
+    assert found and all(f.startswith("correction ") and "of trl 1.16.0" in f for f in found), found

@@ -24,6 +24,7 @@ from packaging.version import Version
 
 from generator.config import load_config
 from generator.load import Loaded, load_metrics
+from generator.schema import SourceRef
 from generator.snippets import as_floats, compile_function
 from generator.versions import Resolved, resolve
 
@@ -369,6 +370,58 @@ def test_options_on_the_pages_exist_in_that_release(release: str) -> None:
                             f"{it.path}:{it.line(*at, i, 'actions', j, lang)}: the trl {release} page "
                             f"tells the reader to set `{name}`, which its GRPOConfig does not have"
                         )
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Line numbers the pages cite point at that release's code
+# --------------------------------------------------------------------------------------------------------------------
+
+
+@functools.cache
+def _code_lines(release: str, file: str) -> list[str]:
+    """The lines of ``file`` (a path such as `trl/trainer/grpo_trainer.py`) in the release's installed TRL."""
+    site = run_python(release, "import pathlib, trl; print(pathlib.Path(trl.__file__).parent.parent)").strip()
+    return (Path(site) / file).read_text(encoding="utf-8").splitlines()
+
+
+def code_line(ref: SourceRef) -> str | None:
+    """The stripped text of the line ``ref`` names in its release's installed TRL (None past the end of the file)."""
+    lines = _code_lines(ref.version, ref.file)
+    return lines[ref.line - 1].strip() if ref.line <= len(lines) else None
+
+
+def test_cited_lines_exist_and_a_correction_cites_the_same_code_in_each_release() -> None:
+    """Every TRL line a GRPO file cites in a release under test is in that release's file and not blank (line
+    numbers drift between releases; a comment heading a block is a fair target); and the refs of one correction
+    (`source` and `also_at`) show the same line of code, so a page on an older line links to the code the correction
+    is about."""
+    problems = []
+    for mid in sorted(GRPO):
+        it = GRPO[mid]
+        m = it.model
+        corrections = [(("corrections", i), c) for i, c in enumerate(m.corrections)] + [
+            (("variants", j, "corrections", i), c)
+            for j, var in enumerate(m.variants) for i, c in enumerate(var.corrections or [])
+        ]
+        links = [(("sources", i), link.ref) for i, link in enumerate(m.sources) if link.ref] + [
+            (("variants", j, "sources", i), link.ref)
+            for j, var in enumerate(m.variants) for i, link in enumerate(var.sources or []) if link.ref
+        ]
+        cited = links + [(loc, ref) for loc, c in corrections for ref in [c.source, *c.also_at]]
+        for loc, ref in cited:
+            if ref.package == "trl" and ref.version in RELEASES:
+                text = code_line(ref)
+                if not text:
+                    problems.append(f"{it.path}:{it.line(*loc)}: {ref.file}:{ref.line} of trl {ref.version} is "
+                                    f"{'past the end of the file' if text is None else 'a blank line'}")
+        for loc, c in corrections:
+            refs = [r for r in [c.source, *c.also_at] if r.package == "trl" and r.version in RELEASES]
+            texts = {code_line(r) for r in refs}
+            if len(texts) > 1:
+                problems.append(f"{it.path}:{it.line(*loc)}: the refs of one correction show different code: "
+                                + "; ".join(f"{r.version}:{r.line} {code_line(r)!r}" for r in refs))
     if problems:
         pytest.fail("\n".join(problems), pytrace=False)
 
