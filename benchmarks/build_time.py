@@ -56,7 +56,7 @@ def main() -> None:
         per_version: dict[str, list[float]] = {v.name: [] for v, _, _ in prepared}
 
         def bare() -> None:
-            for (version, _, _), cfg in zip(prepared, configs):
+            for (version, _, _), cfg in zip(prepared, configs, strict=True):
                 start = time.perf_counter()
                 subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(cfg)], check=True,
                                cwd=ROOT, capture_output=True)

@@ -111,8 +111,14 @@ def mkdocs_config(atlas: Atlas, version: Version, docs: Path, out: Path, langs: 
     base["not_in_nav"] = "\n".join(f"/{t}/**" for t in version.trainers)
     base.setdefault("extra", {})["version_root"] = f"{urlparse(cfg.site_url).path}{version.name}/"
     base["extra"]["not_found"] = [
-        {"code": lang.code, "prefix": "" if lang.default else f"{lang.code}/", **{
-            k: atlas.ui[lang.code][f"not_found_{k}"].format(trl=version.trl) for k in ("title", "text", "home", "versions")}}
+        {
+            "code": lang.code,
+            "prefix": "" if lang.default else f"{lang.code}/",
+            **{
+                k: atlas.ui[lang.code][f"not_found_{k}"].format(trl=version.trl)
+                for k in ("title", "text", "home", "versions")
+            },
+        }
         for lang in cfg.languages
     ]
     for plugin in base["plugins"]:
@@ -265,11 +271,15 @@ def build_site(root: Path, site_dir: Path | None = None, versions: list[str] | N
         for version in chosen:
             docs = work / "docs" / version.name
             generate_docs(atlas, version, docs, langs)
-            run_mkdocs(mkdocs_config(atlas, version, docs, out / version.name, langs), work / f"mkdocs-{version.name}.yml")
+            run_mkdocs(
+                mkdocs_config(atlas, version, docs, out / version.name, langs), work / f"mkdocs-{version.name}.yml"
+            )
             api = out / version.name / "api"
             api.mkdir(parents=True, exist_ok=True)
             payload = metrics_api(atlas, version, f"{cfg.site_url}{version.name}/")
-            (api / "metrics.json").write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+            (api / "metrics.json").write_text(
+                json.dumps(payload, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+            )
         write_files(sheets, out)  # the cheat-sheets, inside the work folder before the swap
         _write_root(atlas, out, chosen)
         site.parent.mkdir(parents=True, exist_ok=True)

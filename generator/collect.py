@@ -115,9 +115,11 @@ def collect(root: Path, run_snippets: bool = True, use_cache: bool = True) -> At
                                       f"sub/superscript); write \\mathrm{{{m.group(1)}}}"))
     rendered = render_many([(tex, display) for _, _, tex, display in jobs], cache)
     math: dict[tuple[str, bool], str] = {}
-    for (it, loc, tex, display), res in zip(jobs, rendered):
+    for (it, loc, tex, display), res in zip(jobs, rendered, strict=True):
         if res.error is not None:
-            errors.append(SourceError(it.path, it.doc.line_of(loc), dotted(loc), f"invalid LaTeX: {short_error(res.error)}"))
+            errors.append(
+                SourceError(it.path, it.doc.line_of(loc), dotted(loc), f"invalid LaTeX: {short_error(res.error)}")
+            )
         else:
             math[(tex, display)] = res.html or ""
     if run_snippets:

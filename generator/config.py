@@ -72,7 +72,9 @@ class Term(_Strict):
 
 def _load(path: FsPath, root: FsPath, model: type[BaseModel]) -> BaseModel:
     rel = path.relative_to(root).as_posix()
-    doc, errors = parse(rel, path.read_bytes()) if path.exists() else (None, [SourceError(rel, 1, "file", "the file is missing")])
+    doc, errors = (
+        parse(rel, path.read_bytes()) if path.exists() else (None, [SourceError(rel, 1, "file", "the file is missing")])
+    )
     if doc is None:
         raise SourceErrors(errors)
     value, errors = validate_model(doc, model)
@@ -110,7 +112,9 @@ def load_ui(root: FsPath, lang: str, required: bool = True, known: list[str] | N
     rel = path.relative_to(root).as_posix()
     if not required and not path.exists():
         return {}
-    doc, errors = parse(rel, path.read_bytes()) if path.exists() else (None, [SourceError(rel, 1, "file", "the file is missing")])
+    doc, errors = (
+        parse(rel, path.read_bytes()) if path.exists() else (None, [SourceError(rel, 1, "file", "the file is missing")])
+    )
     if doc is None:
         raise SourceErrors(errors)
     for name, value in doc.data.items():
@@ -118,7 +122,9 @@ def load_ui(root: FsPath, lang: str, required: bool = True, known: list[str] | N
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             errors.append(SourceError(rel, line, str(name), "a UI string must be text"))
         elif known is not None and name not in known:
-            errors.append(SourceError(rel, line, str(name), f"unknown UI string '{name}'" + did_you_mean(str(name), known)))
+            errors.append(
+                SourceError(rel, line, str(name), f"unknown UI string '{name}'" + did_you_mean(str(name), known))
+            )
     if errors:
         raise SourceErrors(errors)
     return {str(k): str(v) for k, v in doc.data.items()}

@@ -33,14 +33,14 @@ def render_many(items: list[tuple[str, bool]], cache: Cache | None = None) -> li
     cache = cache or Cache(None)
     version = _katex_version()
     keys = [_cache.key("katex", tex, display, version) for tex, display in items]
-    missing = sorted({(tex, d) for (tex, d), k in zip(items, keys) if cache.get(k) is None})
-    for (tex, d), res in zip(missing, _run_katex(missing)):
+    missing = sorted({(tex, d) for (tex, d), k in zip(items, keys, strict=True) if cache.get(k) is None})
+    for (tex, d), res in zip(missing, _run_katex(missing), strict=True):
         if res.html is not None:
             cache.put(_cache.key("katex", tex, d, version), res.html)
         else:
             cache.put(_cache.key("katex-error", tex, d, version), res.error)
     out = []
-    for (tex, d), k in zip(items, keys):
+    for (tex, d), k in zip(items, keys, strict=True):
         html = cache.get(k)
         out.append(Rendered(html, None) if html is not None else
                    Rendered(None, cache.get(_cache.key("katex-error", tex, d, version))))

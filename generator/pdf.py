@@ -3,6 +3,7 @@ pages. A sheet that needs a second page, or whose content leaves the page's marg
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import re
@@ -72,6 +73,11 @@ def _stylesheets() -> tuple[Any, list[Any]]:
     katex = re.sub(r"src:url\(fonts/([\w-]+)\.woff2\)[^;}]*", r'src:url(fonts/\1.ttf) format("truetype")', katex)
     return fonts, [Stylesheet(string=katex, base_url=(KATEX_DIST / "katex.min.css").as_uri(), font_config=fonts),
                    Stylesheet(filename=str(ASSETS / CSS), font_config=fonts)]
+
+
+# drop them while the interpreter still works: at shutdown, FontConfiguration.__del__ would call into a torn-down
+# cffi module and print "Exception ignored" after every pytest run that built a sheet
+atexit.register(_stylesheets.cache_clear)
 
 
 def html_to_pdf(html: str, what: str) -> bytes:

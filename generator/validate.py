@@ -76,7 +76,9 @@ def check_text(doc: Document, config: Config, terms: dict[str, dict[str, Term]])
             for concept, term in terms.get(lang, {}).items():
                 for bad, why in term.forbidden.items():
                     if bad in prose:
-                        errors.append(_err(doc, where, f"forbidden term '{bad}' for {concept}: {why}; write '{term.preferred}'"))
+                        errors.append(
+                            _err(doc, where, f"forbidden term '{bad}' for {concept}: {why}; write '{term.preferred}'")
+                        )
                 # a synonym of a glossary term: the page would name one concept two ways
                 folded = prose.casefold().replace(term.preferred.casefold(), "\0")
                 for alt, why in term.alternatives.items():
@@ -91,9 +93,13 @@ def check_metric(item: Loaded, config: Config) -> list[SourceError]:
     errors = []
     trainer = config.trainers.get(m.trainer)
     if trainer is None:
-        errors.append(_err(item, ("trainer",), f"unknown trainer '{m.trainer}'" + did_you_mean(m.trainer, list(config.trainers))))
+        errors.append(
+            _err(item, ("trainer",), f"unknown trainer '{m.trainer}'" + did_you_mean(m.trainer, list(config.trainers)))
+        )
     elif m.category not in trainer.categories:
-        errors.append(_err(item, ("category",), f"unknown category '{m.category}'" + did_you_mean(m.category, trainer.categories)))
+        errors.append(
+            _err(item, ("category",), f"unknown category '{m.category}'" + did_you_mean(m.category, trainer.categories))
+        )
     if not m.conformance.checked and m.conformance.reason is None:
         errors.append(_err(item, ("conformance",), "say why the metric is not conformance-checked (reason)"))
     for i, flag in enumerate(m.healthy.red_flags):
@@ -101,7 +107,9 @@ def check_metric(item: Loaded, config: Config) -> list[SourceError]:
             errors.append(_err(item, ("healthy", "red_flags", i, "op"), f"op '{flag.op}' needs a value"))
     lo, hi = m.healthy.bounds.min, m.healthy.bounds.max
     if rng := m.healthy.range:
-        if (lo is not None and rng.min is not None and rng.min < lo) or (hi is not None and rng.max is not None and rng.max > hi):
+        if (lo is not None and rng.min is not None and rng.min < lo) or (
+            hi is not None and rng.max is not None and rng.max > hi
+        ):
             errors.append(_err(item, ("healthy", "range"), "healthy range lies outside the mathematical bounds"))
     for loc, snip in snippets_of(m):
         if not defines(snip.code, snip.function):

@@ -97,7 +97,10 @@ def check_ranges(item: Loaded, releases: list[str]) -> list[SourceError]:
         if v(var.from_) > v(expected):
             err(loc + ("from",), f"gap: releases {expected} to {var.from_} are in no variant")
         elif v(var.from_) < v(expected):
-            err(loc + ("from",), f"overlap: range starting {var.from_} overlaps the previous one (which ends at {expected})")
+            err(
+                loc + ("from",),
+                f"overlap: range starting {var.from_} overlaps the previous one (which ends at {expected})",
+            )
         if end is not None and v(end) <= v(var.from_):
             err(loc + ("to",), f"empty range: to {end} is not after from {var.from_}")
         if var.to is None and i != len(m.variants) - 1:
@@ -105,7 +108,12 @@ def check_ranges(item: Loaded, releases: list[str]) -> list[SourceError]:
         expected = end or expected
     last = m.variants[-1]
     if (last.to or m.until) != m.until:
-        err(("variants", len(m.variants) - 1, "to"), f"the newest variant must reach until ({m.until or 'open'}), not {last.to}")
+        err(
+            ("variants", len(m.variants) - 1, "to"),
+            f"the newest variant must reach until ({m.until or 'open'}), not {last.to}",
+        )
     if any(getattr(last, f) is not None for f in OVERRIDABLE):
-        err(("variants", len(m.variants) - 1), "the newest variant is the page itself: move its fields to the top level")
+        err(
+            ("variants", len(m.variants) - 1), "the newest variant is the page itself: move its fields to the top level"
+        )
     return errors

@@ -60,3 +60,34 @@ def site_url(built_site):
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
+
+
+# --- headless Debian Chromium (Playwright), for the tests marked `browser` ---------------------------------------
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not shutil.which("chromium"):
+        pytest.fail("Debian chromium is missing: `make setup` installs it (apt-get install chromium)")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+        )
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, site_url):
+    """A page that records every request it makes."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    pg.requests = []  # type: ignore[attr-defined]
+    pg.on("request", lambda req: pg.requests.append(req.url))
+    yield pg
+    context.close()

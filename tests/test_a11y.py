@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from .conftest import ROOT
-from .test_browser import browser, page  # noqa: F401 - shared fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("site")]
 

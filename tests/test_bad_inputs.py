@@ -50,10 +50,13 @@ CASES = {
                             EXEMPLAR, "title.vi", r"missing vi translation"),
     "duplicate_key": (lambda r: _edit(r, EXEMPLAR, "category: clipping\n", "category: clipping\ncategory: loss\n"),
                       EXEMPLAR, "category", r"duplicate key 'category' \(first defined on line \d+\)"),
-    "duplicate_metric": (_dup_metric, "metrics/grpo/clip_ratio/copy.yaml", "key", r"duplicate metric 'grpo/clip_ratio/low_mean'"),
-    "html_in_translation": (lambda r: _edit(r, EXEMPLAR, "zh: 被下界裁剪约束的词元比例", "zh: 被下界<b>裁剪</b>约束的词元比例"),
+    "duplicate_metric": (_dup_metric, "metrics/grpo/clip_ratio/copy.yaml", "key",
+                         r"duplicate metric 'grpo/clip_ratio/low_mean'"),
+    "html_in_translation": (lambda r: _edit(r, EXEMPLAR, "zh: 被下界裁剪约束的词元比例",
+                                            "zh: 被下界<b>裁剪</b>约束的词元比例"),
                             EXEMPLAR, "title.zh", r"HTML is not allowed"),
-    "invalid_latex": (lambda r: _edit(r, EXEMPLAR, r"\mathrm{low\_mean} = \frac{1}{M}", r"\mathrm{low\_mean} = \frac{1}{M"),
+    "invalid_latex": (lambda r: _edit(r, EXEMPLAR, r"\mathrm{low\_mean} = \frac{1}{M}",
+                                      r"\mathrm{low\_mean} = \frac{1}{M"),
                       EXEMPLAR, "formula.tex", r"invalid LaTeX"),
     "snippet_raises": (lambda r: _edit(r, EXEMPLAR, "        per_micro_batch = []\n",
                                        "        per_micro_batch = []\n        raise ValueError('boom')\n"),
@@ -61,7 +64,8 @@ CASES = {
     "wrong_example_output": (lambda r: _edit(r, EXEMPLAR, "    expected: 0.6\n", "    expected: 0.7\n"),
                              EXEMPLAR, "snippet.example.expected", r"returned 0\.6.*expected 0\.7"),
     "dangling_reference": (lambda r: _edit(r, EXEMPLAR, "related: []", "related: [grpo/clip_ratio/lowmean]"),
-                           EXEMPLAR, "related[0]", r"unknown metric 'grpo/clip_ratio/lowmean' \(did you mean 'grpo/clip_ratio/low_mean'\?\)"),
+                           EXEMPLAR, "related[0]",
+                           r"unknown metric 'grpo/clip_ratio/lowmean' \(did you mean 'grpo/clip_ratio/low_mean'\?\)"),
     "dangling_reference_in_variant": (
         lambda r: _edit(r, EXEMPLAR, "releases/tag/v0.26.0\"}\n", "releases/tag/v0.26.0\"}\n    related: [grpo/kl]\n"),
         EXEMPLAR, "variants[1].related[0]", r"unknown metric 'grpo/kl'"),
@@ -92,7 +96,8 @@ def test_error_lines_point_at_the_right_line(mini_root, capsys):
 
 
 def test_every_error_in_one_run_sorted(mini_root, capsys):
-    for case in ("unknown_field", "missing_translation", "html_in_translation", "invalid_latex", "wrong_example_output"):
+    cases = ("unknown_field", "missing_translation", "html_in_translation", "invalid_latex", "wrong_example_output")
+    for case in cases:
         CASES[case][0](mini_root)
     code, lines = _run(capsys, mini_root, "check")
     assert code == 1
@@ -128,7 +133,8 @@ def test_snippet_that_never_returns_times_out(mini_root, capsys, monkeypatch):
     import generator.snippets as snippets
 
     monkeypatch.setattr(snippets, "TIMEOUT_S", 1.0)
-    _edit(mini_root, EXEMPLAR, "        per_micro_batch = []\n", "        per_micro_batch = []\n        while True:\n            pass\n")
+    _edit(mini_root, EXEMPLAR, "        per_micro_batch = []\n",
+          "        per_micro_batch = []\n        while True:\n            pass\n")
     code, lines = _run(capsys, mini_root, "check")
     assert code == 1 and len(lines) == 1
     assert re.search(r"snippet\.code: did not return within 1(\.0)? s", lines[0]), lines

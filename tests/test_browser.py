@@ -3,41 +3,13 @@ the language switch on an inner page, KaTeX visible, and not one request to any 
 
 from __future__ import annotations
 
-import shutil
 from urllib.parse import urlparse
 
 import pytest
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("site")]
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 METRIC = "/1.16/grpo/clip_ratio/low_mean/"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not shutil.which("chromium"):
-        pytest.fail("Debian chromium is missing: `make setup` installs it (apt-get install chromium)")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync"],
-        )
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser, site_url):
-    """A page that records every request it makes."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    pg = context.new_page()
-    pg.requests = []  # type: ignore[attr-defined]
-    pg.on("request", lambda req: pg.requests.append(req.url))
-    yield pg
-    context.close()
 
 
 def search(page, site_url: str, start: str, query: str) -> list[str]:

@@ -7,8 +7,6 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from .test_browser import browser, page  # noqa: F401 - shared fixtures
-
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("site")]
 
 PREFIX = {"en": "", "zh": "zh/", "vi": "vi/"}

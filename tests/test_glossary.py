@@ -333,4 +333,3 @@ def test_hovering_a_term_shows_its_definition_in_the_page_language(browser, site
     context.close()
 
 
-from .test_browser import browser  # noqa: E402,F401  (the headless Chromium fixture)

@@ -29,8 +29,11 @@ def snippet(metric_id: str):
     return compile_function(s.code, s.function, metric_id)
 
 
+_ROWS, _COLS = st.integers(1, 4), st.integers(1, 5)
+
+
 @st.composite
-def micro_batch(draw, rows=st.integers(1, 4), cols=st.integers(1, 5)):
+def micro_batch(draw, rows=_ROWS, cols=_COLS):
     """(ratio [B,T], advantages [B], mask [B,T]) with at least one real token per row."""
     b, t = draw(rows), draw(cols)
     ratio = draw(st.lists(st.lists(st.floats(0.3, 1.7), min_size=t, max_size=t), min_size=b, max_size=b))
@@ -41,7 +44,7 @@ def micro_batch(draw, rows=st.integers(1, 4), cols=st.integers(1, 5)):
 
 
 def _window(batches):
-    ratio, adv, mask = zip(*batches)
+    ratio, adv, mask = zip(*batches, strict=True)
     return list(ratio), list(adv), list(mask)
 
 
@@ -115,7 +118,7 @@ def logps(draw):
 @given(data=st.lists(logps(), min_size=1, max_size=3), bias=st.booleans())
 def test_kl_is_non_negative_and_zero_for_equal_policies(data, bias):
     fn = snippet("grpo/kl")
-    logp, old, ref, mask = (list(x) for x in zip(*data))
+    logp, old, ref, mask = (list(x) for x in zip(*data, strict=True))
     assert fn(logp, old, ref, mask, use_bias_correction_kl=bias) >= -1e-7
     assert fn(logp, old, logp, mask, use_bias_correction_kl=bias) == pytest.approx(0.0, abs=1e-7)
 
@@ -124,9 +127,9 @@ def test_kl_is_non_negative_and_zero_for_equal_policies(data, bias):
 @given(data=st.lists(logps(), min_size=1, max_size=2))
 def test_kl_without_correction_matches_a_numpy_k3_oracle(data):
     fn = snippet("grpo/kl")
-    logp, old, ref, mask = (list(x) for x in zip(*data))
+    logp, old, ref, mask = (list(x) for x in zip(*data, strict=True))
     per_mb = []
-    for lp, rf, m in zip(logp, ref, mask):
+    for lp, rf, m in zip(logp, ref, mask, strict=True):
         d = rf.numpy().astype(np.float64) - lp.numpy()
         k3 = np.exp(d) - d - 1
         per_mb.append((k3 * m.numpy()).sum() / m.numpy().sum())

@@ -13,8 +13,13 @@ from .conftest import ROOT
 ITEMS, _, _ = load_metrics(ROOT)
 # the page's snippet and each version variant's own snippet, with where they live in the file
 CASES = [(it, loc, snip) for it in ITEMS for loc, snip in snippets_of(it.model)]
-CASE_IDS = [it.model.id + ("" if loc == ("snippet",) else "@" + str(it.model.variants[loc[1]].from_)) for it, loc, _ in CASES]
-DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"))]
+CASE_IDS = [
+    it.model.id + ("" if loc == ("snippet",) else "@" + str(it.model.variants[loc[1]].from_)) for it, loc, _ in CASES
+]
+DEVICES = [
+    "cpu",
+    pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")),
+]
 
 
 @pytest.fixture(autouse=True)
@@ -25,7 +30,9 @@ def _no_tf32():
 
 
 def test_every_metric_has_a_snippet_test():
-    assert len(ITEMS) == len(list((ROOT / "metrics").rglob("*.yaml"))), "a metric file failed to load: run `atlas check`"
+    assert len(ITEMS) == len(list((ROOT / "metrics").rglob("*.yaml"))), (
+        "a metric file failed to load: run `atlas check`"
+    )
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -39,4 +46,6 @@ def test_snippet_reproduces_worked_example(item, loc, snippet, device):
         pytest.fail(f"{item.path}:{item.line(*loc, 'code')}: {field}.code: raised {type(exc).__name__}: {exc}")
     problem = mismatch(got, snippet.example.expected, snippet.example.atol)
     if problem:
-        pytest.fail(f"{item.path}:{item.line(*loc, 'example', 'expected')}: {field}.example.expected: {problem} on {device}")
+        pytest.fail(
+            f"{item.path}:{item.line(*loc, 'example', 'expected')}: {field}.example.expected: {problem} on {device}"
+        )
