@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +12,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from .render import Ctx
+from .sheetfit import CELL, width
 
 # paper sizes of the PDFs: file-name part -> CSS `@page size` (the site's HTML sheet prints on either)
 SIZES = {"a4": "A4 landscape", "letter": "letter landscape"}
@@ -27,7 +27,6 @@ _BOLD = re.compile(r"\*\*(.+?)\*\*")
 # where a long text is cut for the sheet: the end of its first sentence or clause, outside inline code
 _CLAUSE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)[.;:](?=\s)|[。；：]")
 _MATHML = re.compile(r'<span class="katex-mathml">.*?</math></span>', re.S)
-_BUDGET = 90  # of a red flag or an action on the sheet: at most three lines of its column
 
 
 def inline(text: str) -> Markup:
@@ -42,11 +41,6 @@ def inline(text: str) -> Markup:
     return Markup("".join(out))
 
 
-def _width(text: str) -> int:
-    """Printed width in Latin-letter units: a CJK character counts twice."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text.replace("`", ""))
-
-
 def _depth(text: str) -> int:
     """How many brackets are open at the end of ``text``: a cut there would leave one unclosed."""
     return sum(text.count(c) for c in "(（[") - sum(text.count(c) for c in ")）]")
@@ -54,13 +48,13 @@ def _depth(text: str) -> int:
 
 def shorten(text: str, budget: int) -> str:
     """The text's first clauses (cut at '.', ';' or ':' outside `code` and brackets) as long as they fit
-    ``budget`` (see ``_width``), always at least the first one, without the final punctuation."""
+    ``budget`` (see ``sheetfit.width``), always at least the first one, without the final punctuation."""
     text = " ".join(text.split())
     masked = _CODE.sub(lambda m: "x" * len(m.group(0)), text)
     ends = [m.start() for m in _CLAUSE_END.finditer(masked) if _depth(masked[:m.start()]) == 0] + [len(text)]
     cut = ends[0]
     for end in ends[1:]:
-        if _width(text[:end]) > budget:
+        if width(text[:end]) > budget:
             break
         cut = end
     return text[:cut].rstrip(".。;；:： ")
@@ -133,6 +127,11 @@ def _healthy(ctx: Ctx, m: Any) -> str:
     return f"{ctx.bounds(m.healthy.range)} · {trend}" if m.healthy.range else trend
 
 
+def first_try(m: Any) -> Any:
+    """The sheet's "first thing to try": the entry's own text, else the first action of the first symptom."""
+    return m.cheatsheet.first_try or m.troubleshooting[0].actions[0]
+
+
 def sheet_rows(ctx: Ctx, trainer: str, mathml: bool = True) -> list[dict[str, Any]]:
     """The rows of a trainer's sheet; without ``mathml`` the formulas keep only KaTeX's visual HTML (for PDFs,
     where the hidden MathML would only add a font and noise to the extracted text)."""
@@ -149,8 +148,8 @@ def sheet_rows(ctx: Ctx, trainer: str, mathml: bool = True) -> list[dict[str, An
             "short": inline(ctx.text(m.cheatsheet.short)),
             "healthy": inline(_healthy(ctx, m)),
             "flag_when": inline(ctx.flag(flag)) if flag else "",
-            "flag": inline(shorten(ctx.text(flag.text), _BUDGET)) if flag else "",
-            "action": inline(shorten(ctx.text(m.troubleshooting[0].actions[0]), _BUDGET)),
+            "flag": inline(shorten(ctx.text(flag.text), CELL)) if flag else "",
+            "action": inline(shorten(ctx.text(first_try(m)), CELL)),
             "formula": _formula(ctx, m, mathml) if m.cheatsheet.show_formula else None,
         })
     return rows

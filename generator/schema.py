@@ -146,6 +146,9 @@ class CheatsheetEntry(Strict):
     order: int = Field(ge=1, description="Position on the sheet: the order in which to read the curves.")
     short: Text = Field(description="What the curve tells you, in a few words (fits one line of the sheet).")
     show_formula: bool = Field(False, description="Print the formula on the sheet (only for the few that matter).")
+    first_try: Text | None = Field(
+        None, description="What to try first, as printed (at most 90 columns; a CJK character takes 2). By default "
+                          "the first action of the first troubleshooting item, cut at a clause end to fit.")
 
 
 RELEASE = r"^\d+\.\d+\.\d+$"

@@ -13,6 +13,7 @@ from .errors import SourceError, did_you_mean
 from .i18n import texts
 from .load import Loaded
 from .schema import Text
+from .sheetfit import CELL, width
 from .snippets import defines, snippets_of
 from .yamlsrc import Document, Path, dotted
 
@@ -219,10 +220,19 @@ def check_all(items: list[Loaded], docs: list[Document], config: Config,
 
 
 def check_cheatsheets(items: list[Loaded], config: Config, ui: dict[str, dict[str, str]]) -> list[SourceError]:
-    """A trainer's sheet has distinct `cheatsheet.order`s and a 'read the curves' strip in the UI strings."""
+    """A trainer's sheet has distinct `cheatsheet.order`s and a 'read the curves' strip in the UI strings; a
+    `first_try` written for the sheet fits its cell in every language."""
     errors = []
     seen: dict[tuple[str, int], Loaded] = {}
     for item in sorted(items, key=lambda it: it.path):
+        entries = [(("cheatsheet",), item.model.cheatsheet)] + [
+            (("variants", i, "cheatsheet"), var.cheatsheet) for i, var in enumerate(item.model.variants)]
+        for loc, sheet_entry in entries:
+            first_try = sheet_entry.first_try.root if sheet_entry and sheet_entry.first_try else {}
+            for lang, text in sorted(first_try.items()):
+                if (cols := width(text)) > CELL:
+                    errors.append(_err(item, loc + ("first_try", lang),
+                                       f"{cols} columns; at most {CELL} fit the sheet's 'first thing to try' cell"))
         entry = item.model.cheatsheet
         if entry is None:
             continue

@@ -227,7 +227,8 @@ def test_a_sheet_too_long_for_one_page_fails_the_build_naming_trainer_version_an
     for path in (root / "metrics").rglob("*.yaml"):
         head, sep, block = path.read_text(encoding="utf-8").partition("\ncheatsheet:")
         if sep:  # every Vietnamese short text of the sheet becomes sixty words long
-            block = re.sub(r'(\n    vi: ).*', lambda m: m.group(1) + "nhiều chữ " * 60, block)
+            short_vi = r"(\n  short:(?:\n    (?:en|zh): .*)*\n    vi: ).*"
+            block = re.sub(short_vi, lambda m: m.group(1) + "nhiều chữ " * 60, block)
             path.write_text(head + sep + block, encoding="utf-8")
     site = tmp_path / "site"
     (site / "old").mkdir(parents=True)
@@ -332,7 +333,8 @@ def test_check_reports_a_taken_position_and_a_missing_strip(tmp_path):
 
 
 def test_a_shortened_text_never_leaves_a_bracket_open():
-    from generator.cheatsheet import _BUDGET, _depth, shorten
+    from generator.cheatsheet import _depth, shorten
+    from generator.sheetfit import CELL
 
     assert shorten("Lower lr; add a bonus (from 1.8.0: `entropy_coef`); try more.", 30) == "Lower lr"
     assert shorten("降低学习率；加入熵奖励（TRL 1.8.0 及以后：`entropy_coef`）；尝试别的。", 40) == "降低学习率"
@@ -344,5 +346,37 @@ def test_a_shortened_text_never_leaves_a_bracket_open():
     assert len(texts) > 20
     for text in texts:
         for lang in atlas.config.lang_codes:
-            short = shorten(text.get(lang), _BUDGET)
+            short = shorten(text.get(lang), CELL)
             assert _depth(short) == 0, (lang, short)
+
+
+def test_a_written_first_try_is_printed_as_is_and_per_release():
+    """entropy's sheet entry names `entropy_coef` on the lines that have it; the 0.26 range has its own entry."""
+    from generator.cheatsheet import sheet_rows
+
+    def action(version_name: str, lang: str) -> str:
+        version = next(v for v in CFG.versions if v.name == version_name)
+        rows = sheet_rows(Ctx(ATLAS, lang, version), "grpo")
+        return str(next(r["action"] for r in rows if r["key"] == "entropy"))
+
+    assert action("1.16", "en") == "Lower the learning rate, or add an entropy bonus with <code>entropy_coef</code>"
+    assert "entropy_coef" in action("1.12", "zh")
+    old = action("0.26", "vi")
+    assert "top_entropy_quantile=0.2" in old and "entropy_coef" not in old
+
+
+def test_check_reports_a_first_try_too_wide_for_its_cell(tmp_path):
+    from generator.errors import SourceErrors
+
+    root = copy_sources(tmp_path / "src")
+    path = root / "metrics/grpo/entropy.yaml"
+    text = path.read_text(encoding="utf-8")
+    short = "    zh: 降低学习率，或用 `entropy_coef` 加入熵奖励\n"
+    assert text.count(short) == 1
+    path.write_text(text.replace(short, "    zh: " + "降低学习率" * 10 + "\n"), encoding="utf-8")
+    with pytest.raises(SourceErrors) as exc:
+        collect(root, run_snippets=False, use_cache=False)
+    line = text[: text.index(short)].count("\n") + 1
+    assert [str(e) for e in exc.value.errors] == [
+        f"metrics/grpo/entropy.yaml:{line}: cheatsheet.first_try.zh: 100 columns; at most 90 fit the sheet's "
+        "'first thing to try' cell"]

@@ -345,8 +345,9 @@ def named_in_code(text: str) -> set[str]:
 @pytest.mark.parametrize("release", RELEASES)
 def test_options_on_the_pages_exist_in_that_release(release: str) -> None:
     """Every config entry of "Logged when" is a GRPOConfig field (or GRPOTrainer argument) of the page's release,
-    and every GRPOConfig option a troubleshooting action names in code, in any language, exists there too. An option
-    is a name that some documented release's GRPOConfig has, so a 1.16-only option on a 0.26 page fails."""
+    and every GRPOConfig option a troubleshooting action or a cheat-sheet `first_try` names in code, in any language,
+    exists there too. An option is a name that some documented release's GRPOConfig has, so a 1.16-only option on a
+    0.26 page fails."""
     fields, arguments = grpo_api(release)
     options = frozenset().union(*(grpo_api(r)[0] for r in RELEASES))
     problems = []
@@ -370,6 +371,12 @@ def test_options_on_the_pages_exist_in_that_release(release: str) -> None:
                             f"{it.path}:{it.line(*at, i, 'actions', j, lang)}: the trl {release} page "
                             f"tells the reader to set `{name}`, which its GRPOConfig does not have"
                         )
+        sheet = res.metric.cheatsheet
+        at = _variant_loc(it, res, "cheatsheet") + ("first_try",)
+        for lang, text in sorted(sheet.first_try.root.items()) if sheet and sheet.first_try else []:
+            for name in sorted((named_in_code(text) & options) - fields):
+                problems.append(f"{it.path}:{it.line(*at, lang)}: the trl {release} cheat-sheet tells the reader to "
+                                f"set `{name}`, which its GRPOConfig does not have")
     if problems:
         pytest.fail("\n".join(problems), pytrace=False)
 
