@@ -9,8 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import SourceError, SourceErrors, did_you_mean
-from .load import read_optional, validate_model
-from .yamlsrc import parse
+from .load import read_optional, read_required, validate_model
 
 
 class _Strict(BaseModel):
@@ -71,12 +70,7 @@ class Term(_Strict):
 
 
 def _load(path: FsPath, root: FsPath, model: type[BaseModel]) -> BaseModel:
-    rel = path.relative_to(root).as_posix()
-    doc, errors = (
-        parse(rel, path.read_bytes()) if path.exists() else (None, [SourceError(rel, 1, "file", "the file is missing")])
-    )
-    if doc is None:
-        raise SourceErrors(errors)
+    doc = read_required(path, root)
     value, errors = validate_model(doc, model)
     if errors:
         raise SourceErrors(errors)
@@ -109,14 +103,10 @@ def load_ui(root: FsPath, lang: str, required: bool = True, known: list[str] | N
     """Flat UI strings of ``lang`` from ``locales/<lang>/ui.yaml`` (a language in progress may have none yet);
     with ``known`` (the default language's names), a name outside it is reported as a typo."""
     path = root / "locales" / lang / "ui.yaml"
-    rel = path.relative_to(root).as_posix()
-    if not required and not path.exists():
-        return {}
-    doc, errors = (
-        parse(rel, path.read_bytes()) if path.exists() else (None, [SourceError(rel, 1, "file", "the file is missing")])
-    )
+    doc = read_required(path, root) if required else read_optional(path, root)
     if doc is None:
-        raise SourceErrors(errors)
+        return {}
+    rel, errors = doc.path, []
     for name, value in doc.data.items():
         line = doc.line_of((name,))
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):

@@ -157,6 +157,14 @@ def read_optional(path: FsPath, root: FsPath) -> Document | None:
     return doc
 
 
+def read_required(path: FsPath, root: FsPath) -> Document:
+    """The parsed file at ``path``; `SourceErrors` when it is missing or cannot be read or parsed."""
+    doc = read_optional(path, root)
+    if doc is None:
+        raise SourceErrors([SourceError(path.relative_to(root).as_posix(), 1, "file", "the file is missing")])
+    return doc
+
+
 def load_files(paths: list[FsPath], root: FsPath,
                model: type[BaseModel]) -> tuple[list[Loaded], list[Document], list[SourceError]]:
     """Parse and validate ``paths`` as ``model``: the valid models, every parsed document (valid or not, for

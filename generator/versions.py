@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from packaging.version import Version as _V
 
@@ -46,10 +46,9 @@ def exists_in(m: Metric, release: str) -> bool:
 
 def cited(c: Correction, release: str, start: str, end: str | None) -> Correction:
     """``c`` citing, among its refs, the one of ``release``, else the newest in [start, end), else its own."""
-    refs = [c.source, *c.also_at]
-    ranked = sorted((r for r in refs if r.package == "trl" and in_range(r.version, start, end)),
-                    key=lambda r: (r.version == release, v(r.version)))
-    return c.model_copy(update={"source": ranked[-1]}) if ranked else c
+    inside = [r for r in (c.source, *c.also_at) if r.package == "trl" and in_range(r.version, start, end)]
+    best = max(inside, key=lambda r: (r.version == release, v(r.version)), default=None)
+    return c.model_copy(update={"source": best}) if best else c
 
 
 def resolve(m: Metric, release: str) -> Resolved | None:
@@ -57,10 +56,10 @@ def resolve(m: Metric, release: str) -> Resolved | None:
     if not exists_in(m, release):
         return None
     var = next((var for var in m.variants if in_range(release, var.from_, var.to or m.until)), None)
+    res = Resolved(m, var, var.logged_as if var and var.logged_as else m.key)
     updates = {f: getattr(var, f) for f in OVERRIDABLE if var is not None and getattr(var, f) is not None}
-    start, end = (m.since, m.until) if var is None else (var.from_, var.to or m.until)
-    updates["corrections"] = [cited(c, release, start, end) for c in updates.get("corrections", m.corrections)]
-    return Resolved(m.model_copy(update=updates), var, var.logged_as if var and var.logged_as else m.key)
+    updates["corrections"] = [cited(c, release, *res.releases) for c in updates.get("corrections", m.corrections)]
+    return replace(res, metric=m.model_copy(update=updates))
 
 
 def check_ranges(item: Loaded, releases: list[str]) -> list[SourceError]:

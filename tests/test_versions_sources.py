@@ -7,10 +7,11 @@ import pytest
 
 from generator.config import load_config
 from generator.load import load_metrics
-from generator.schema import Metric, SourceRef
+from generator.schema import SourceRef
 from generator.versions import Resolved, in_range, resolve
 
 from .conftest import ROOT
+from .refs import code_refs
 
 CONFIG = load_config(ROOT)
 METRICS = {it.model.id: it for it in load_metrics(ROOT)[0]}
@@ -54,18 +55,11 @@ def test_sources_cite_a_release_of_the_range_shown(version, metric_id):
     )
 
 
-def all_refs(m: Metric) -> list[SourceRef]:
-    """Every code ref in a metric file: sources and corrections, the page's own and its variants'."""
-    links = m.sources + [link for var in m.variants for link in var.sources or []]
-    corrections = m.corrections + [c for var in m.variants for c in var.corrections or []]
-    return [link.ref for link in links if link.ref] + [r for c in corrections for r in [c.source, *c.also_at]]
-
-
 def test_every_trl_ref_names_a_release():
     bad = [
-        f"{it.path}: {ref.file}:{ref.line} of trl {ref.version}"
+        f"{it.path}:{it.line(*loc)}: {ref.file}:{ref.line} of trl {ref.version}"
         for it in METRICS.values()
-        for ref in all_refs(it.model)
+        for loc, ref in code_refs(it.model)
         if ref.package == "trl" and ref.version not in CONFIG.trl_releases
     ]
     assert not bad, "TRL refs naming no release in atlas.yml trl_releases:\n" + "\n".join(bad)

@@ -28,6 +28,7 @@ from generator.schema import SourceRef
 from generator.snippets import as_floats, compile_function
 from generator.versions import Resolved, resolve
 
+from ..refs import code_refs, corrections_of
 from .adapters import ADAPTERS, Adapter
 from .envs import run_python
 from .records import Run
@@ -408,22 +409,13 @@ def test_cited_lines_exist_and_a_correction_cites_the_same_code_in_each_release(
     for mid in sorted(GRPO):
         it = GRPO[mid]
         m = it.model
-        corrections = [(("corrections", i), c) for i, c in enumerate(m.corrections)] + [
-            (("variants", j, "corrections", i), c)
-            for j, var in enumerate(m.variants) for i, c in enumerate(var.corrections or [])
-        ]
-        links = [(("sources", i), link.ref) for i, link in enumerate(m.sources) if link.ref] + [
-            (("variants", j, "sources", i), link.ref)
-            for j, var in enumerate(m.variants) for i, link in enumerate(var.sources or []) if link.ref
-        ]
-        cited = links + [(loc, ref) for loc, c in corrections for ref in [c.source, *c.also_at]]
-        for loc, ref in cited:
+        for loc, ref in code_refs(m):
             if ref.package == "trl" and ref.version in RELEASES:
                 text = code_line(ref)
                 if not text:
                     problems.append(f"{it.path}:{it.line(*loc)}: {ref.file}:{ref.line} of trl {ref.version} is "
                                     f"{'past the end of the file' if text is None else 'a blank line'}")
-        for loc, c in corrections:
+        for loc, c in corrections_of(m):
             refs = [r for r in [c.source, *c.also_at] if r.package == "trl" and r.version in RELEASES]
             texts = {code_line(r) for r in refs}
             if len(texts) > 1:
