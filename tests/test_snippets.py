@@ -49,3 +49,29 @@ def test_snippet_reproduces_worked_example(item, loc, snippet, device):
         pytest.fail(
             f"{item.path}:{item.line(*loc, 'example', 'expected')}: {field}.example.expected: {problem} on {device}"
         )
+
+
+def test_every_snippet_passes_ruff_as_extracted_code(tmp_path):
+    """The snippets are code readers copy: they follow the project's lint rules (pyproject.toml) like the package."""
+    import subprocess
+    import sys
+
+    files = {}
+    for item, loc, snip in CASES:
+        name = f"{len(files):03d}.py"
+        (tmp_path / name).write_text(snip.code if snip.code.endswith("\n") else snip.code + "\n", encoding="utf-8")
+        files[name] = (item, loc)
+    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--config", str(ROOT / "pyproject.toml"),
+                           "--output-format", "concise", "--no-cache", str(tmp_path)],
+                          capture_output=True, text=True, cwd=tmp_path)
+    problems = []
+    for line in proc.stdout.splitlines():
+        name, _, rest = line.partition(":")
+        key = name.rsplit("/", 1)[-1]
+        if key in files:
+            item, loc = files[key]
+            row, _, finding = rest.partition(":")
+            code_line = item.line(*loc, "code") + int(row)
+            field = ".".join(map(str, loc))
+            problems.append(f"{item.path}:{code_line}: {field}.code: {finding.split(':', 1)[-1].strip()}")
+    assert proc.returncode == 0 and not problems, "\n".join(problems) or proc.stdout + proc.stderr
