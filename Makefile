@@ -48,6 +48,7 @@ system-deps:
 schema: $(VENV)/.installed
 	$(ATLAS) schema -o metrics/schema.json
 	$(ATLAS) schema --glossary -o glossary/schema.json
+	$(ATLAS) schema --trainer -o metrics/trainer.schema.json
 
 check: $(VENV)/.installed node_modules/.installed
 	$(ATLAS) check

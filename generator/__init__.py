@@ -1,1 +1,9 @@
-"""RL Metrics Atlas generator: YAML sources -> validated models -> trilingual, versioned site."""
+"""RL Metrics Atlas: the sources (YAML) become a checked atlas with one edition per TRL release line, then pages,
+a static site and printable cheat-sheets. The sub-packages are the pipeline, and a module imports only from its own
+layer or the layers before it (`tests/test_layers.py` holds every module to this):
+
+    errors, cache, install  ->  read  ->  resolve  ->  check  ->  render  ->  build  ->  print  ->  pipeline, serve, cli
+"""
+
+LAYERS = (("errors", "cache", "install"), ("read",), ("resolve",), ("check",), ("render",), ("build",), ("print",),
+          ("pipeline", "serve", "cli"))

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from .errors import BuildError, SourceErrors
 
@@ -15,38 +16,36 @@ def _root(args: argparse.Namespace) -> Path:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .collect import collect
-    from .i18n import report
+    from .pipeline import load_atlas
+    from .read.translations import report
 
-    atlas = collect(_root(args), run_snippets=not args.no_snippets, use_cache=not args.no_cache)
-    cfg = atlas.config
-    langs = [c for c in cfg.lang_codes if c != cfg.default_lang]
-    rep = report([it.doc for it in atlas.sources], langs, cfg.default_lang, atlas.stamps)
+    atlas = load_atlas(_root(args), run_snippets=not args.no_snippets, use_cache=not args.no_cache)
+    cfg, src = atlas.config, atlas.sources
+    langs = [lang.code for lang in cfg.translations]
+    rep = report([it.doc for it in atlas.translated], langs, cfg.default_lang, atlas.stamps)
     stale = ", ".join(f"{lang} {rep.count(lang, 'stale')}" for lang in langs)
-    print(f"ok: {len(atlas.metrics)} metrics, {len(atlas.glossary)} glossary entries, "
-          f"{len(cfg.lang_codes)} languages (stale translations, never an error: {stale}; see `atlas i18n status`)",
-          file=sys.stderr)
+    print(f"ok: {len(src.trainers)} trainers, {len(src.metrics)} metrics, {len(src.glossary)} glossary entries, "
+          f"{len(atlas.editions)} release lines, {len(cfg.lang_codes)} languages (stale translations, never an "
+          f"error: {stale}; see `atlas i18n status`)", file=sys.stderr)
     return 0
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from .build import build_site
-    from .collect import collect
+    from .pipeline import build_site, load_atlas
 
     root = _root(args)
     out = build_site(root, site_dir=Path(args.site_dir) if args.site_dir else None, versions=args.version,
-                     langs=args.lang, atlas=collect(root, use_cache=not args.no_cache))
+                     langs=args.lang, atlas=load_atlas(root, use_cache=not args.no_cache))
     print(f"built {out}", file=sys.stderr)
     return 0
 
 
 def cmd_pdf(args: argparse.Namespace) -> int:
-    from .collect import collect
-    from .pdf import build_pdfs
+    from .pipeline import build_pdfs, load_atlas
 
     root = _root(args)
     out = Path(args.out).resolve() if args.out else root / "site"
-    written = build_pdfs(collect(root, use_cache=not args.no_cache), out, versions=args.version, langs=args.lang)
+    written = build_pdfs(load_atlas(root, use_cache=not args.no_cache), out, versions=args.version, langs=args.lang)
     print(f"wrote {sum(p.suffix == '.pdf' for p in written)} cheat-sheet PDFs and their printable pages under {out}",
           file=sys.stderr)
     return 0
@@ -59,23 +58,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
                  watch=args.watch)
 
 
-def _i18n_sources(root: Path) -> tuple[object, list, dict]:
+def _i18n_sources(root: Path) -> tuple[Any, list, dict]:
     """The configuration, every parsed source file and the stamps: enough for the translation report even when
-    some file does not validate (its parse errors are raised; validation errors are `atlas check`'s business)."""
-    from .config import load_config
-    from .glossary import load_glossary
-    from .i18n import load_stamps
-    from .load import load_metrics
+    some file does not validate (validation errors are `atlas check`'s business; unreadable stamps are raised)."""
+    from .read.sources import read_sources
 
-    config = load_config(root)
-    _, docs, _ = load_metrics(root)
-    _, gdocs, _ = load_glossary(root)
-    stamps = {lang: load_stamps(root, lang) for lang in config.lang_codes if lang != config.default_lang}
-    return config, docs + gdocs, stamps
+    src = read_sources(root)
+    if bad := [e for e in src.errors if e.path.endswith("/stamps.yaml")]:
+        raise SourceErrors(bad)
+    return src.config, list(src.docs), src.stamps
 
 
-def _i18n_langs(config: object, chosen: list[str] | None) -> list[str]:
-    langs = [c for c in config.lang_codes if c != config.default_lang]  # type: ignore[attr-defined]
+def _i18n_langs(config: Any, chosen: list[str] | None) -> list[str]:
+    langs = [lang.code for lang in config.translations]
     unknown = [c for c in chosen or [] if c not in langs]
     if unknown:
         from .errors import did_you_mean
@@ -86,7 +81,7 @@ def _i18n_langs(config: object, chosen: list[str] | None) -> list[str]:
 
 
 def cmd_i18n_status(args: argparse.Namespace) -> int:
-    from .i18n import report
+    from .read.translations import report
 
     config, docs, stamps = _i18n_sources(_root(args))
     langs = _i18n_langs(config, args.lang)
@@ -111,7 +106,7 @@ def cmd_i18n_status(args: argparse.Namespace) -> int:
 
 
 def cmd_i18n_stamp(args: argparse.Namespace) -> int:
-    from .i18n import dump_stamps, new_stamps, stamps_path
+    from .read.translations import dump_stamps, new_stamps, stamps_path
 
     root = _root(args)
     config, docs, stamps = _i18n_sources(root)
@@ -127,10 +122,21 @@ def cmd_i18n_stamp(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_schema(args: argparse.Namespace) -> int:
-    from . import glossary, schema
+def schema_of(kind: str) -> dict[str, Any]:
+    """The JSON Schema of one kind of source file: ``metric``, ``glossary`` or ``trainer``."""
+    from .read.glossary import GlossaryEntry
+    from .read.load import json_schema
+    from .read.metric import Metric
+    from .read.trainer import Trainer
 
-    text = json.dumps((glossary if args.glossary else schema).json_schema(), indent=2, ensure_ascii=False)
+    model, title = {"metric": (Metric, "metric"), "glossary": (GlossaryEntry, "glossary entry"),
+                    "trainer": (Trainer, "trainer")}[kind]
+    return json_schema(model, f"RL Metrics Atlas {title}")
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    kind = "glossary" if args.glossary else "trainer" if args.trainer else "metric"
+    text = json.dumps(schema_of(kind), indent=2, ensure_ascii=False)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(text + "\n", encoding="utf-8")
@@ -191,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     q.set_defaults(func=cmd_i18n_stamp)
     p = sub.add_parser("schema", help="print the JSON Schema of a metric file (or of a glossary entry)")
     p.add_argument("--glossary", action="store_true", help="the schema of a glossary entry instead of a metric")
+    p.add_argument("--trainer", action="store_true", help="the schema of a trainer file instead of a metric")
     p.add_argument("--output", "-o", help="write to this file")
     p.set_defaults(func=cmd_schema)
     args = parser.parse_args(argv)

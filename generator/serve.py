@@ -45,8 +45,8 @@ def source_stamp(root: Path) -> float:
 
 
 def _rebuild(root: Path, site: Path, versions: list[str] | None, langs: list[str] | None) -> None:
-    from .build import build_site
     from .errors import BuildError, SourceErrors
+    from .pipeline import build_site
 
     started = time.perf_counter()
     try:
@@ -79,7 +79,7 @@ def serve(root: Path, addr: str, port: int, version: str | None = None, lang: st
     site = root / ("build/preview" if preview else "site")
     versions, langs = ([version] if version else None), ([lang] if lang else None)
     if build:
-        from .build import build_site
+        from .pipeline import build_site
 
         build_site(root, site_dir=site, versions=versions, langs=langs)
     if not (site / "index.html").is_file():

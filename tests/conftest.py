@@ -1,19 +1,45 @@
-"""Shared fixtures: the project's sources, and throwaway copies of them for tests that break things."""
+"""Shared fixtures: the project's sources read and checked once, the real site built once for the whole session
+(every pytest-xdist worker included), throwaway copies of the sources for tests that break things, and headless
+Chromium. Nothing here does work at import time."""
 
 from __future__ import annotations
 
 import shutil
+from functools import cache
 from pathlib import Path
 
 import pytest
+
+from .shared import once
 
 ROOT = Path(__file__).resolve().parents[1]
 EXEMPLAR = "metrics/grpo/clip_ratio/low_mean.yaml"
 
 
+@cache
+def real_sources():
+    """The project's own sources, read once per process (for parametrizing tests at collection)."""
+    from generator.read.sources import read_sources
+
+    return read_sources(ROOT)
+
+
+@cache
+def real_atlas():
+    """The project's own sources, checked once per process (snippets are run by their own tests)."""
+    from generator.pipeline import load_atlas
+
+    return load_atlas(ROOT, run_snippets=False)
+
+
+@pytest.fixture(scope="session")
+def atlas():
+    return real_atlas()
+
+
 def copy_sources(dest: Path, metrics: list[str] | None = None) -> Path:
-    """A checkout-like folder with the config, locales and the given metric files; with all of them (None), the
-    glossary too, which a single metric's copy leaves out."""
+    """A checkout-like folder with the config, locales and the given metric files with their trainers' files; with
+    all of them (None), the glossary too, which a few metrics' copy leaves out."""
     dest.mkdir(parents=True, exist_ok=True)
     for name in ("atlas.yml", "mkdocs.yml"):
         shutil.copy2(ROOT / name, dest / name)
@@ -21,11 +47,33 @@ def copy_sources(dest: Path, metrics: list[str] | None = None) -> Path:
     if metrics is None:
         shutil.copytree(ROOT / "metrics", dest / "metrics")
         shutil.copytree(ROOT / "glossary", dest / "glossary")
-    else:
-        for rel in metrics:
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / rel, dest / rel)
+        return dest
+    for rel in metrics:
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, dest / rel)
+    _trim_trainers(dest, metrics)
     return dest
+
+
+def _trim_trainers(dest: Path, metrics: list[str]) -> None:
+    """The trainer files of the copied metrics, keeping only what their pages and sheets show (every text of the
+    sources must be shown somewhere): the categories of the copied metrics, the strip only with a sheet entry."""
+    import yaml
+
+    used: dict[str, set[str]] = {}
+    sheet: set[str] = set()
+    for rel in metrics:
+        data = yaml.safe_load((dest / rel).read_text(encoding="utf-8"))
+        used.setdefault(data["trainer"], set()).add(data["category"])
+        if data.get("cheatsheet"):
+            sheet.add(data["trainer"])
+    for trainer, categories in used.items():
+        data = yaml.safe_load((ROOT / "metrics" / trainer / "trainer.yaml").read_text(encoding="utf-8"))
+        data["categories"] = [c for c in data["categories"] if c["id"] in categories]
+        if trainer not in sheet:
+            data.pop("strip", None)
+        (dest / "metrics" / trainer / "trainer.yaml").write_text(
+            yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=1000), encoding="utf-8")
 
 
 @pytest.fixture
@@ -41,10 +89,10 @@ def mini_root(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> Path:
-    """The real sources built once into a temporary site folder (all versions, all languages)."""
-    from generator.build import build_site
+    """The real sources built once for the whole test session (all lines, all languages)."""
+    from generator.pipeline import build_site
 
-    return build_site(ROOT, site_dir=tmp_path_factory.mktemp("site") / "site")
+    return once(tmp_path_factory, "site", lambda folder: build_site(ROOT, site_dir=folder, atlas=real_atlas()))
 
 
 @pytest.fixture(scope="session")

@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
-from generator.schema import Correction, Metric, SourceRef
+from generator.read.metric import Correction, Metric, SourceRef
+from generator.resolve.variants import each
 
 Loc = tuple[str | int, ...]
 
 
 def corrections_of(m: Metric) -> list[tuple[Loc, Correction]]:
     """The page's corrections and every variant's, each with its place in the file."""
-    return [(("corrections", i), c) for i, c in enumerate(m.corrections)] + [
-        (("variants", j, "corrections", i), c)
-        for j, var in enumerate(m.variants) for i, c in enumerate(var.corrections or [])
-    ]
+    return [(loc + (i,), c) for loc, cs, _ in each(m, "corrections") for i, c in enumerate(cs)]
 
 
 def code_refs(m: Metric) -> list[tuple[Loc, SourceRef]]:
     """Every code ref in a metric file (sources and corrections, the page's own and its variants'), each with its
     place in the file."""
-    links = [(("sources", i), link) for i, link in enumerate(m.sources)] + [
-        (("variants", j, "sources", i), link)
-        for j, var in enumerate(m.variants) for i, link in enumerate(var.sources or [])
-    ]
-    refs = [(loc + ("ref",), link.ref) for loc, link in links if link.ref]
+    refs = [(loc + (i, "ref"), link.ref) for loc, links, _ in each(m, "sources") for i, link in enumerate(links)
+            if link.ref]
     for loc, c in corrections_of(m):
         refs += [(loc + ("source",), c.source)] + [(loc + ("also_at", k), r) for k, r in enumerate(c.also_at)]
     return refs

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from generator.build import build_site, remove_stale_work
+from generator.build.publish import remove_stale_work
 from generator.cli import main
 from generator.errors import BuildError
+from generator.pipeline import build_site, load_atlas
 
 from .conftest import EXEMPLAR, ROOT
 
@@ -31,8 +32,11 @@ def _hashes(site: Path) -> dict[str, str]:
 
 def _atlas(root: Path, *args: str) -> subprocess.Popen[str]:
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    # SIGINT as a terminal delivers it: a process started with SIGINT ignored (a pytest-xdist worker's child
+    # inherits that) would never see Ctrl-C
     return subprocess.Popen([sys.executable, "-m", "generator.cli", "--root", str(root), *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _when_mkdocs_runs(root: Path, proc: subprocess.Popen[str], limit: float = 120.0) -> None:
@@ -91,14 +95,13 @@ def test_failed_interrupted_or_killed_build_leaves_site_as_it_was(mini_root, cap
 
 def test_a_build_failing_inside_mkdocs_publishes_nothing(mini_root, monkeypatch):
     """A failure after some versions were built (here: the second mkdocs run) publishes none of them."""
-    import generator.build as build
-    from generator.collect import collect
+    import generator.pipeline as pipeline
 
     site = mini_root / "site"
     site.mkdir()
     (site / "old.html").write_text("the previous site", encoding="utf-8")
     runs = []
-    real = build.run_mkdocs
+    real = pipeline.run_mkdocs
 
     def failing_second(config, config_path):
         runs.append(config_path)
@@ -106,8 +109,8 @@ def test_a_build_failing_inside_mkdocs_publishes_nothing(mini_root, monkeypatch)
             raise BuildError("mkdocs build failed in strict mode: a broken link")
         real(config, config_path)
 
-    monkeypatch.setattr(build, "run_mkdocs", failing_second)
-    atlas = collect(mini_root)
+    monkeypatch.setattr(pipeline, "run_mkdocs", failing_second)
+    atlas = load_atlas(mini_root)
     with pytest.raises(BuildError):
         build_site(mini_root, langs=["en"], atlas=atlas)
     assert len(runs) == 2

@@ -1,9 +1,10 @@
-"""The catalogue of bad source input (issue 7): every kind gets exactly one `path:line: field: message` line, the
-same from `atlas check` and from `atlas build`, exit code 1, no traceback, and the build writes nothing.
+"""The catalogue of bad source input: every kind gets exactly one `path:line: field: message` line, the same from
+`atlas check` and from `atlas build`, exit code 1, no traceback, and the build writes nothing; several at once all
+come out in one run, sorted.
 
-Each case breaks a throwaway copy of the exemplar in one way and says which file, line and field the line must
-name and what the message must say. Edits find their place by structure (`^title:`, the snippet's `def`), not by
-prose, so that the exemplar's wording can change."""
+Each case breaks a throwaway copy of the exemplar (or its trainer file, or the configuration) in one way and says
+which file, line and field the line must name and what the message must say. Edits find their place by structure
+(`^title:`, the snippet's `def`), not by prose, so that the exemplar's wording can change."""
 
 from __future__ import annotations
 
@@ -308,7 +309,7 @@ def snippet_raises(root, _):
 
 
 def snippet_never_returns(root, monkeypatch):
-    import generator.snippets as snippets
+    import generator.check.snippets as snippets
 
     monkeypatch.setattr(snippets, "TIMEOUT_S", 1.0)
     return _with(_snippet(root, "while True:", "    pass"), r"^did not return within 1 s$")
@@ -377,6 +378,76 @@ def dangling_reference(root, _):
     line = _sub(root, r"^related: .*$", f"related: [{typo}]")
     return Expect(line, "related[0]",
                   rf"^unknown metric '{re.escape(typo)}' \(did you mean 'grpo/{re.escape(key)}'\?\)$")
+
+
+def dangling_reference_in_variant(root, _):
+    line = _sub(root, r"^(  - from: .*\n    to: .*\n)", lambda m: m.group(1) + "    related: [grpo/kl]\n", nth=1)
+    return Expect(line + 2, "variants[1].related[0]", r"^unknown metric 'grpo/kl'$")
+
+
+# --- text that no page shows ----------------------------------------------------------------------------------------
+
+def dead_text_in_a_range_no_line_shows(root, _):
+    """The exemplar's first range ends before the oldest line's release: *Changed in* shows its meaning, formula...
+    in full, but a one-line summary would be shown nowhere."""
+    line = _sub(root, r"^(  - from: .*\n    to: .*\n)",
+                lambda m: m.group(1) + "    summary: {en: Old., zh: 旧。, vi: Cũ.}\n", nth=0)
+    return Expect(line + 2, "variants[0].summary",
+                  r"^shown on no page or cheat-sheet: no line describes TRL \S+ to \S+, .*; remove it$")
+
+
+def reason_of_a_checked_metric(root, _):
+    line = _sub(root, r"^conformance:\n  checked: true\n",
+                "conformance:\n  checked: true\n  reason: {en: Not run., zh: 未运行。, vi: Chưa chạy.}\n")
+    return Expect(line + 2, "conformance.reason", r"^a reason is shown only when `checked` is false; remove it$")
+
+
+# --- trainer files and the configuration ---------------------------------------------------------------------------
+
+TRAINER = "metrics/grpo/trainer.yaml"
+
+
+def _trainer(root: Path, pattern: str, repl: str) -> int:
+    """Replace the first match of ``pattern`` in the trainer file; return the line it started on."""
+    text = _text(root, TRAINER)
+    m = re.search(pattern, text, re.M)
+    assert m, f"test setup: {pattern!r} not in {TRAINER}"
+    (root / TRAINER).write_text(text[: m.start()] + repl + text[m.end():], encoding="utf-8")
+    return text[: m.start()].count("\n") + 1
+
+
+def trainer_misspelled_field(root, _):
+    line = _trainer(root, r"^intro:", "intr:")
+    return Expect(line, "intr", r"^unknown field 'intr' \(did you mean 'intro'\?\)$", TRAINER)
+
+
+def trainer_id_not_its_folder(root, _):
+    line = _trainer(root, r"^id: grpo$", "id: grpp")
+    return Expect(line, "id", r"^the trainer of metrics/grpo/ must have id 'grpo'$", TRAINER)
+
+
+def trainer_classes_leave_a_gap(root, _):
+    text = _text(root, TRAINER)
+    m = re.search(r"^(- from: \S+\n)  to: null\n((?:  .*\n)+)", text, re.M)
+    assert m, "test setup: no open class in the trainer file"
+    second = f"- from: 0.21.0\n  to: null\n{m.group(2)}"
+    (root / TRAINER).write_text(text[: m.start()] + m.group(1) + "  to: 0.20.0\n" + m.group(2) + second
+                                + text[m.end():], encoding="utf-8")
+    line = text[: m.end()].count("\n") + 1
+    return Expect(line, "classes[1].from", r"^gap: releases 0\.20\.0 to 0\.21\.0 are in no class$", TRAINER)
+
+
+def crucial_default_not_a_release(root, _):
+    line = _trainer(root, r"^  - from: 0\.19\.0$", "  - from: 0.19.7")
+    return Expect(line, r"crucial[0].defaults[1].from", r"^'0\.19\.7' is not a TRL release \(did you mean ", TRAINER)
+
+
+def two_default_languages(root, _):
+    text = _text(root, "atlas.yml")
+    (root / "atlas.yml").write_text(text.replace("status: complete}", "status: complete, default: true}", 1),
+                                    encoding="utf-8")
+    return Expect(_line(root, r"^languages:", "atlas.yml"), "languages",
+                  r"^exactly one language must be the default \(found 2\)$", "atlas.yml")
 
 
 # --- TRL release ranges ---------------------------------------------------------------------------------------------
@@ -472,6 +543,10 @@ CASES: dict[str, Callable[[Path, pytest.MonkeyPatch], Expect]] = {
         snippet_returns_a_string, snippet_returns_complex, snippet_ends_its_process, snippet_function_missing,
         wrong_expected_output,
         duplicate_metric, key_in_wrong_file, unknown_trainer, unknown_category, dangling_reference,
+        dangling_reference_in_variant,
+        dead_text_in_a_range_no_line_shows, reason_of_a_checked_metric,
+        trainer_misspelled_field, trainer_id_not_its_folder, trainer_classes_leave_a_gap,
+        crucial_default_not_a_release, two_default_languages,
         since_not_a_release, variant_ranges_overlap, variant_ranges_gap, variant_not_a_release,
         config_misspelled_field, ui_not_a_mapping, ui_misspelled_string, ui_string_not_text,
         term_base_misspelled_field, stamp_not_two_fingerprints,
@@ -482,12 +557,12 @@ CASES: dict[str, Callable[[Path, pytest.MonkeyPatch], Expect]] = {
 @pytest.fixture(scope="module")
 def warm_cache(tmp_path_factory) -> bytes:
     """KaTeX HTML and snippet results of the intact exemplar, so that each case only pays for what it broke."""
-    from generator.collect import collect
+    from generator.pipeline import load_atlas
 
     root = copy_sources(tmp_path_factory.mktemp("warm") / "src", [EXEMPLAR])
     path = root / EXEMPLAR
     path.write_text(re.sub(r"(?m)^related: .*$", "related: []", path.read_text(encoding="utf-8")), encoding="utf-8")
-    collect(root)  # raises (and so fails every case, saying why) if the exemplar itself is broken
+    load_atlas(root)  # raises (and so fails every case, saying why) if the exemplar itself is broken
     return (root / ".cache/atlas/results.json").read_bytes()
 
 
@@ -526,3 +601,48 @@ def test_bad_input_gets_one_line_from_check_and_build(case, root, capsys, monkey
     assert not (root / "site").exists()
     assert not any((root / "build").iterdir()) if (root / "build").exists() else True
     assert not (root / "EXECUTED").exists()
+
+
+# --- several at once -------------------------------------------------------------------------------------------------
+
+def test_every_error_comes_out_in_one_run_sorted(root, capsys, monkeypatch):
+    """Errors of every stage (schema, text, LaTeX, a wrong worked example) in one run, sorted by line."""
+    wanted = [CASES[name](root, monkeypatch) for name in ("wrong_expected_output", "script_tag", "invalid_latex")]
+    code, lines, _ = _run(capsys, root, "check")
+    assert code == 1
+    found = [LINE.match(ln) for ln in lines]
+    assert all(found), lines
+    assert [(m["field"], int(m["line"])) for m in found] == sorted(
+        [(e.field, e.line) for e in wanted], key=lambda fl: fl[1])
+    assert [int(m["line"]) for m in found] == sorted(int(m["line"]) for m in found)
+
+
+def test_a_file_that_fails_its_schema_still_gets_its_text_errors(root, capsys, monkeypatch):
+    first, second = CASES["misspelled_field"](root, monkeypatch), CASES["missing_translation"](root, monkeypatch)
+    code, lines, _ = _run(capsys, root, "check")
+    assert code == 1
+    assert {LINE.match(ln)["field"] for ln in lines} == {first.field, second.field}
+
+
+def test_nan_in_example_inputs_reaches_the_snippet(root, capsys):
+    """YAML `.nan` (a reward function that returned None, a masked slot) survives the trip to the snippet runner."""
+    _sub(root, r"^(\s+- \[\[[-\d.]+, [-\d.]+, )[-\d.]+\]", lambda m: m.group(1) + ".nan]")
+    assert _run(capsys, root, "check")[:2] == (0, [])
+
+
+def test_the_cache_never_hides_a_changed_example(root, capsys, monkeypatch):
+    """A snippet that passed is cached by content; editing its example or its formula is a miss, checked again."""
+    assert _run(capsys, root, "check")[:2] == (0, [])
+    expected = CASES["wrong_expected_output"](root, monkeypatch)
+    code, lines, _ = _run(capsys, root, "check")
+    assert code == 1 and [LINE.match(ln)["field"] for ln in lines] == [expected.field]
+    latex = CASES["invalid_latex"](root, monkeypatch)
+    code, lines, _ = _run(capsys, root, "check")
+    assert sorted(LINE.match(ln)["field"] for ln in lines) == sorted([expected.field, latex.field])
+
+
+def test_ranges_that_tile_pass(root, capsys):
+    """The range checks refuse only what is wrong: variants that meet end to end are fine."""
+    start, releases = _second_variant(root)
+    assert start in releases
+    assert _run(capsys, root, "check")[:2] == (0, [])

@@ -9,17 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from generator.build import publish
-from generator.load import load_metrics
-from generator.mkdocs_hooks import fold
+from generator.build.hooks import fold
+from generator.build.publish import publish
+from generator.resolve.variants import exists_in
 
-from .conftest import ROOT
+from .conftest import real_sources
 
-pytestmark = pytest.mark.xdist_group("site")
-
-ITEMS, _, _ = load_metrics(ROOT)
 LANGS = {"en": "", "zh": "zh/", "vi": "vi/"}
 LATEST = "1.16"
+
+
+def items():
+    return real_sources().metrics
 
 
 def _page(site: Path, lang: str, item) -> Path:
@@ -28,7 +29,7 @@ def _page(site: Path, lang: str, item) -> Path:
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_metric_has_a_page_in_every_language(built_site, lang):
-    for item in ITEMS:
+    for item in items():
         html = _page(built_site, lang, item).read_text(encoding="utf-8")
         assert f'<html lang="{lang}"' in html
         assert "<h1 id=" in html and item.model.key in html
@@ -36,14 +37,14 @@ def test_every_metric_has_a_page_in_every_language(built_site, lang):
 
 
 def test_pages_link_to_their_yaml_for_editing(built_site):
-    for item in ITEMS:
+    for item in items():
         for lang in LANGS:
             html = _page(built_site, lang, item).read_text(encoding="utf-8")
             assert re.search(rf'href="[^"]*/edit/main/{re.escape(item.path)}"[^>]*rel="edit"', html), item.path
 
 
 def test_formulas_are_rendered_at_build_time(built_site):
-    for item in ITEMS:
+    for item in items():
         html = _page(built_site, "en", item).read_text(encoding="utf-8")
         assert 'class="katex-display"' in html and "<math" in html, item.path
     css = built_site / LATEST / "assets/katex/katex.min.css"
@@ -64,7 +65,8 @@ def test_no_page_loads_anything_from_another_host(built_site):
 def test_metrics_json_lists_every_key_with_working_urls(built_site):
     api = json.loads((built_site / LATEST / "api/metrics.json").read_text(encoding="utf-8"))
     assert api["trl"] == "1.16.0"
-    assert {m["id"] for m in api["metrics"]} == {it.model.id for it in ITEMS}
+    assert {m["id"] for m in api["metrics"]} == {it.model.id for it in items()}
+    assert [t["class"] for t in api["trainers"]] == ["GRPOTrainer"]
     for entry in api["metrics"]:
         assert set(entry["url"]) == set(LANGS) and all(entry["title"].values())
         for url in entry["url"].values():
@@ -109,11 +111,11 @@ def test_publish_replaces_the_site_whole(tmp_path):
 def test_failed_build_leaves_the_previous_site_untouched(mini_root, capsys):
     from generator.cli import main
 
-    assert main(["--root", str(mini_root), "build"]) == 0
+    assert main(["--root", str(mini_root), "build", "--version", LATEST, "--lang", "en"]) == 0
     before = {p: p.read_bytes() for p in (mini_root / "site").rglob("*") if p.is_file()}
     path = mini_root / "metrics/grpo/clip_ratio/low_mean.yaml"
     path.write_text(path.read_text(encoding="utf-8").replace("expected: 0.6", "expected: 0.5"), encoding="utf-8")
-    assert main(["--root", str(mini_root), "build"]) == 1
+    assert main(["--root", str(mini_root), "build", "--version", LATEST, "--lang", "en"]) == 1
     after = {p: p.read_bytes() for p in (mini_root / "site").rglob("*") if p.is_file()}
     assert after == before
     assert not [p for p in (mini_root / "build").iterdir()], "a failed build left its work folder behind"
@@ -124,9 +126,9 @@ def test_symbol_with_pipes_stays_in_its_table_cell(mini_root):
     path = mini_root / "metrics/grpo/clip_ratio/low_mean.yaml"
     text = path.read_text(encoding="utf-8").replace("    - tex: M\n", '    - tex: "|M|"\n', 1)
     path.write_text(text.replace(r"\frac{1}{M}", r"\frac{1}{|M|}", 1), encoding="utf-8")
-    from generator.build import build_site
+    from generator.pipeline import build_site
 
-    site = build_site(mini_root)
+    site = build_site(mini_root, versions=[LATEST], langs=["en"])
     html = (site / LATEST / "grpo/clip_ratio/low_mean/index.html").read_text(encoding="utf-8")
     table = html[html.index('id="formula"'):html.index('id="snippet"')]
     rows = re.findall(r"<tr>(.*?)</tr>", table, flags=re.S)
@@ -139,14 +141,11 @@ def _api(site: Path, version: str) -> dict:
 
 @pytest.mark.parametrize("version", ["1.16", "1.12", "0.26"])
 def test_each_version_shows_exactly_the_keys_its_release_logs(built_site, version):
-    from generator.collect import collect
-    from generator.versions import exists_in
-
-    config = collect(ROOT).config
+    config = real_sources().config
     trl = next(v.trl for v in config.versions if v.name == version)
-    expected = {it.model.id for it in ITEMS if exists_in(it.model, trl)}
+    expected = {it.model.id for it in items() if exists_in(it.model, trl)}
     assert {m["id"] for m in _api(built_site, version)["metrics"]} == expected
-    for it in ITEMS:
+    for it in items():
         page = built_site / version / it.model.trainer / it.model.slug / "index.html"
         assert page.exists() == (it.model.id in expected), f"{version}: {it.model.id}"
         if page.exists():
@@ -159,9 +158,7 @@ def test_older_versions_lack_keys_added_later(built_site):
 
 
 def test_which_version_page_maps_every_release(built_site):
-    from generator.collect import collect
-
-    releases = collect(ROOT).config.trl_releases
+    releases = real_sources().config.trl_releases
     for lang in LANGS:
         html = (built_site / LATEST / LANGS[lang] / "versions/index.html").read_text(encoding="utf-8")
         rows = re.findall(r"<tr>\s*<td>(\d+\.\d+\.\d+)</td>\s*<td><a href=\"/([\d.]+)/", html)
@@ -170,3 +167,33 @@ def test_which_version_page_maps_every_release(built_site):
         assert mapping["0.23.1"] == "0.26" and mapping["1.0.0"] == "1.12" and mapping["1.14.2"] == "1.16"
         text = re.sub(r"<[^>]+>", "", html)  # the commands are highlighted into spans
         assert "pip show trl" in text and "trl.__version__" in text
+
+
+def test_changed_in_links_each_range_to_its_line_and_shows_the_others_in_full(built_site):
+    """kl on 1.16: the ranges that 0.26 and 1.12 describe link to those lines' page of kl (in the reader's
+    language); the ranges no line describes are shown in full below the table, formula included."""
+    for lang, prefix in LANGS.items():
+        html = (built_site / LATEST / prefix / "grpo/kl/index.html").read_text(encoding="utf-8")
+        section = html[html.index('id="changed-in"'):]
+        for line in ("0.26", "1.12"):
+            assert f'href="/{line}/{prefix}grpo/kl/"' in section, (lang, line)
+        details = re.findall(r'<details class="note atlas-history" id="(changed-[\d-]+)">(.*?)</details>', section,
+                             re.S)
+        assert [d for d, _ in details] == ["changed-0-14-0", "changed-0-16-0", "changed-1-9-0"], lang
+        for anchor, body in details:
+            assert f'href="#{anchor}"' in section
+            assert 'class="katex-display"' in body, (lang, anchor)
+        assert "temperature" in details[0][1], "the 0.14 range's meaning (untempered logits)"
+
+
+def test_the_trainer_index_introduces_the_trainer_and_its_release_defaults(built_site):
+    index = {line: (built_site / line / "grpo/index.html").read_text(encoding="utf-8") for line in ("1.16", "0.26")}
+    for html in index.values():
+        assert "Group Relative Policy Optimization" in html
+        assert 'id="settings"' in html
+    settings = {line: html[html.index('id="settings"'):] for line, html in index.items()}
+    assert re.search(r"<code>max_completion_length</code></td>\s*<td><code>512</code>", settings["1.16"])
+    assert re.search(r"<code>max_completion_length</code></td>\s*<td><code>256</code>", settings["0.26"])
+    assert re.search(r"<code>use_bias_correction_kl</code></td>\s*<td><code>False</code>", settings["0.26"])
+    zh = (built_site / "1.16/zh/grpo/index.html").read_text(encoding="utf-8")
+    assert "组相对策略优化" in zh and "改变曲线含义的设置" in zh

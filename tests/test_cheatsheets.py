@@ -14,60 +14,52 @@ from pathlib import Path
 
 import pytest
 
-from generator.build import build_site
-from generator.cheatsheet import SIZES, sheet_dir
-from generator.collect import collect
-from generator.pdf import SheetDoesNotFit, build_pdfs, html_to_pdf
-from generator.render import Ctx
+from generator.pipeline import build_site, load_atlas
+from generator.print.pdf import SheetDoesNotFit, html_to_pdf
+from generator.render.sheet import SIZES, sheet_dir
+from generator.render.view import View
 
-from .conftest import ROOT, copy_sources
+from .conftest import ROOT, copy_sources, real_atlas
 
 pypdf = pytest.importorskip("pypdf")
-# every test here shares the module's site: keep them on one xdist worker
-pytestmark = pytest.mark.xdist_group("cheatsheets")
 
-ATLAS = collect(ROOT, run_snippets=False)
-CFG = ATLAS.config
-LATEST = CFG.versions[0].name
+LATEST = "1.16"
 PAPER_PT = {"a4": (841.89, 595.28), "letter": (792.0, 612.0)}  # landscape width x height
 MARGIN_MM = 10
 
 
-def _sheets():
-    """(version, trainer, lang, metrics on the sheet) for every sheet the sources call for."""
-    out = []
-    for version in CFG.versions:
-        for lang in CFG.lang_codes:
-            ctx = Ctx(ATLAS, lang, version)
-            for trainer in version.trainers:
-                chosen = [ctx.resolved[it.model.id].metric for it in ctx.items(trainer)]
-                chosen = [m for m in chosen if m.cheatsheet]
-                if chosen:
-                    out.append((version, trainer, lang, chosen))
-    return out
-
-
-SHEETS = _sheets()
-PDFS = [(v, t, lang, ms, size) for v, t, lang, ms in SHEETS for size in SIZES]
+def sheets():
+    """(line, trainer, language, metrics on the sheet) for every sheet the sources call for."""
+    atlas = real_atlas()
+    return [(e.line, t.id, lang, [r.metric for r in t.sheet()])
+            for e in atlas.editions for lang in atlas.config.languages for t in e.trainers if t.sheet()]
 
 
 def _id(p) -> str:
-    return f"{p[0].name}-{p[1]}-{p[2]}" + (f"-{p[4]}" if len(p) > 4 else "")
+    return f"{p[0].name}-{p[1]}-{p[2].code}" + (f"-{p[4]}" if len(p) > 4 else "")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """`pdf`: every PDF; `sheet`: every sheet (both sizes); `vi_sheet`, `zh_pdf`: those of one language; `lang`:
+    every language."""
+    docs = sheets()
+    pdfs = [(line, t, lang, ms, size) for line, t, lang, ms in docs for size in SIZES]
+    cases = {"pdf": pdfs, "sheet": docs, "vi_sheet": [s for s in docs if s[2].code == "vi"],
+             "zh_pdf": [p for p in pdfs if p[2].code == "zh"]}
+    for name, values in cases.items():
+        if name in metafunc.fixturenames:
+            metafunc.parametrize(name, values, ids=_id)
+    if "lang" in metafunc.fixturenames:
+        metafunc.parametrize("lang", real_atlas().config.languages, ids=lambda lang: lang.code)
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    """The latest version as `atlas build` builds it, and the sheets of the other versions as `atlas pdf` writes
-    them into that site (the whole multi-version site takes longer; test_build covers it)."""
-    out = build_site(ROOT, site_dir=tmp_path_factory.mktemp("cs") / "site", versions=[LATEST], atlas=ATLAS)
-    others = [v.name for v in CFG.versions if v.name != LATEST]
-    if others:
-        build_pdfs(ATLAS, out, versions=others)
-    return out
+def site(built_site) -> Path:
+    return built_site
 
 
-def _pdf(site: Path, version, trainer: str, lang: str, size: str) -> Path:
-    return site / version.name / "cheatsheets" / f"{trainer}.{lang}.{size}.pdf"
+def _pdf(site: Path, version, trainer: str, lang, size: str) -> Path:
+    return site / version.name / "cheatsheets" / f"{trainer}.{lang.code}.{size}.pdf"
 
 
 def _text(path: Path) -> str:
@@ -80,41 +72,39 @@ def _squash(text: str) -> str:
 
 
 def test_the_sources_put_metrics_on_every_trainers_sheet():
-    assert SHEETS, "no metric has a `cheatsheet:` block"
-    for version in CFG.versions:
-        for trainer in version.trainers:
-            ms = [m for v, t, _, ms in SHEETS if v == version and t == trainer for m in ms]
-            assert ms, f"no cheat-sheet metric for {trainer} in TRL {version.name}"
-    orders = [m.cheatsheet.order for m in SHEETS[0][3]]
+    found = sheets()
+    assert found, "no metric has a `cheatsheet:` block"
+    for edition in real_atlas().editions:
+        for trainer in edition.trainers:
+            ms = [m for v, t, _, ms in found if v == edition.line and t == trainer.id for m in ms]
+            assert ms, f"no cheat-sheet metric for {trainer.id} in TRL {edition.line.name}"
+    orders = [m.cheatsheet.order for m in found[0][3]]
     assert len(set(orders)) == len(orders) and 8 <= len(orders) <= 14
 
 
-@pytest.mark.parametrize("sheet", PDFS, ids=_id)
-def test_every_sheet_is_one_page_of_its_paper(site, sheet):
-    version, trainer, lang, _, size = sheet
+def test_every_sheet_is_one_page_of_its_paper(site, pdf):
+    version, trainer, lang, _, size = pdf
     reader = pypdf.PdfReader(_pdf(site, version, trainer, lang, size))
     assert len(reader.pages) == 1
     box = reader.pages[0].mediabox
     assert (float(box.width), float(box.height)) == pytest.approx(PAPER_PT[size], abs=1.0)
 
 
-@pytest.mark.parametrize("sheet", SHEETS, ids=_id)
 def test_every_key_short_text_version_and_language_is_extractable(site, sheet):
     version, trainer, lang, metrics = sheet
-    language = next(x.name for x in CFG.languages if x.code == lang)
     for size in SIZES:
         text = _squash(_text(_pdf(site, version, trainer, lang, size)))
         for m in metrics:
-            assert _squash(m.key) in text, f"{m.key} missing from the {lang} {size} sheet"
-            short = re.sub(r"[`*]", "", m.cheatsheet.short.get(lang))
-            assert _squash(short) in text, f"{m.key}: {lang} short text not extractable"
-        assert _squash(f"TRL {version.trl}") in text and _squash(language) in text  # the footer
+            assert _squash(m.key) in text, f"{m.key} missing from the {lang.code} {size} sheet"
+            short = re.sub(r"[`*]", "", m.cheatsheet.short.get(lang.code))
+            assert _squash(short) in text, f"{m.key}: {lang.code} short text not extractable"
+        assert _squash(f"TRL {version.trl}") in text and _squash(lang.name) in text  # the footer
+        assert "beta=0.0" in text and "num_generations=8" in text  # the settings that change the curves
 
 
-@pytest.mark.parametrize("sheet", [s for s in SHEETS if s[2] == "vi"], ids=_id)
-def test_vietnamese_diacritics_survive_extraction(site, sheet):
-    version, trainer, _, metrics = sheet
-    text = _text(_pdf(site, version, trainer, "vi", "a4"))
+def test_vietnamese_diacritics_survive_extraction(site, vi_sheet):
+    version, trainer, lang, metrics = vi_sheet
+    text = _text(_pdf(site, version, trainer, lang, "a4"))
     words = {w for m in metrics for w in m.cheatsheet.short.get("vi").split() if not w.isascii()}
     assert len(words) > 20
     missing = [w for w in words if w.strip("`(),;:") not in text]
@@ -174,9 +164,8 @@ def test_the_notdef_check_finds_tofu():
     assert notdef_glyphs(HTML(string=html).write_pdf())
 
 
-@pytest.mark.parametrize("sheet", [p for p in PDFS if p[2] == "zh"], ids=_id)
-def test_chinese_sheets_embed_a_subset_cjk_font_and_no_tofu(site, sheet):
-    version, trainer, lang, _, size = sheet
+def test_chinese_sheets_embed_a_subset_cjk_font_and_no_tofu(site, zh_pdf):
+    version, trainer, lang, _, size = zh_pdf
     data = _pdf(site, version, trainer, lang, size).read_bytes()
     reader = pypdf.PdfReader(io.BytesIO(data))
     embedded = []
@@ -203,9 +192,8 @@ def _gray_page(pdf: Path, dpi: int) -> tuple[int, int, bytes]:
     return w, h, pgm[header.end():]
 
 
-@pytest.mark.parametrize("sheet", PDFS, ids=_id)
-def test_nothing_is_printed_in_the_margins(site, sheet):
-    version, trainer, lang, _, size = sheet
+def test_nothing_is_printed_in_the_margins(site, pdf):
+    version, trainer, lang, _, size = pdf
     dpi = 50
     w, h, px = _gray_page(_pdf(site, version, trainer, lang, size), dpi)
     band = int((MARGIN_MM - 1.5) / 25.4 * dpi)  # the margin, less a little for anti-aliasing
@@ -232,7 +220,7 @@ def test_a_sheet_too_long_for_one_page_fails_the_build_naming_trainer_version_an
             path.write_text(head + sep + block, encoding="utf-8")
     site = tmp_path / "site"
     (site / "old").mkdir(parents=True)
-    atlas = collect(root, run_snippets=False)
+    atlas = load_atlas(root, run_snippets=False)
     with pytest.raises(SheetDoesNotFit) as exc:
         build_site(root, site_dir=site, versions=[LATEST], langs=["en", "vi"], atlas=atlas)
     message = str(exc.value)
@@ -261,13 +249,11 @@ def _hrefs(html: str) -> list[str]:
     return re.findall(r'href="([^"#]+)"', html)
 
 
-@pytest.mark.parametrize("lang", CFG.lang_codes)
 def test_the_trainer_index_and_the_cheatsheets_page_link_every_sheet(site, lang):
-    prefix = "" if lang == CFG.default_lang else f"{lang}/"
-    version = CFG.versions[0]
-    for trainer in {t for v, t, _, _ in SHEETS if v == version}:
-        targets = {f"{LATEST}/{sheet_dir(trainer, lang, CFG.default_lang)}index.html"} | {
-            f"{LATEST}/cheatsheets/{trainer}.{lang}.{size}.pdf" for size in SIZES}
+    prefix = lang.prefix
+    for trainer in {t for v, t, _, _ in sheets() if v.name == LATEST}:
+        targets = {f"{LATEST}/{sheet_dir(trainer, lang)}index.html"} | {
+            f"{LATEST}/cheatsheets/{trainer}.{lang.code}.{size}.pdf" for size in SIZES}
         for page in (f"{LATEST}/{prefix}{trainer}/index.html", f"{LATEST}/{prefix}cheatsheets/index.html"):
             html = (site / page).read_text(encoding="utf-8")
             resolved = set()
@@ -278,18 +264,18 @@ def test_the_trainer_index_and_the_cheatsheets_page_link_every_sheet(site, lang)
             for t in targets:
                 assert (site / t).is_file() and (site / t).resolve() in resolved, f"{page} does not link {t}"
     home = (site / LATEST / prefix / "index.html").read_text(encoding="utf-8")
-    title = ATLAS.ui[lang]["cheatsheets_title"]
+    title = real_atlas().ui[lang.code]["cheatsheets_title"]
     assert re.search(rf'href="[^"]*cheatsheets/"[^>]*>\s*(<[^>]+>\s*)*{re.escape(title)}', home), "not in the nav"
 
 
 def test_the_printable_page_shows_the_formulas_with_build_time_katex(site):
-    version, trainer, lang, metrics = next(s for s in SHEETS if s[0].name == LATEST)
-    html = (site / LATEST / sheet_dir(trainer, lang, CFG.default_lang) / "index.html").read_text(encoding="utf-8")
+    version, trainer, lang, metrics = next(s for s in sheets() if s[0].name == LATEST)
+    html = (site / LATEST / sheet_dir(trainer, lang) / "index.html").read_text(encoding="utf-8")
     with_formula = [m for m in metrics if m.cheatsheet.show_formula]
     assert with_formula and html.count('class="katex-display"') == len(with_formula)
     assert "<script" not in html
     for href in re.findall(r'<link rel="stylesheet" href="([^"]+)"', html):
-        assert (site / LATEST / sheet_dir(trainer, lang, CFG.default_lang) / href).is_file(), href
+        assert (site / LATEST / sheet_dir(trainer, lang) / href).is_file(), href
 
 
 @pytest.mark.browser
@@ -300,13 +286,13 @@ def test_chromium_print_preview_is_one_page(site):
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox", "--disable-gpu"])
         page = browser.new_page()
-        for _, trainer, lang, _ in [s for s in SHEETS if s[0].name == LATEST]:
-            sheet = site / LATEST / sheet_dir(trainer, lang, CFG.default_lang) / "index.html"
+        for _, trainer, lang, _ in [s for s in sheets() if s[0].name == LATEST]:
+            sheet = site / LATEST / sheet_dir(trainer, lang) / "index.html"
             page.goto(sheet.as_uri())
             page.wait_for_load_state("load")
             for paper in ("A4", "Letter"):
                 pdf = page.pdf(format=paper, landscape=True, print_background=True)
-                assert len(pypdf.PdfReader(io.BytesIO(pdf)).pages) == 1, f"{lang} {paper}"
+                assert len(pypdf.PdfReader(io.BytesIO(pdf)).pages) == 1, f"{lang.code} {paper}"
             # the page's own print stylesheet (no paper forced): still one page
             assert len(pypdf.PdfReader(io.BytesIO(page.pdf(prefer_css_page_size=True))).pages) == 1
         browser.close()
@@ -320,26 +306,28 @@ def test_check_reports_a_taken_position_and_a_missing_strip(tmp_path):
     text = path.read_text(encoding="utf-8")
     order = re.search(r"\ncheatsheet:\n  order: (\d+)\n", text)
     path.write_text(text.replace(order.group(0), "\ncheatsheet:\n  order: 1\n"), encoding="utf-8")
-    ui = root / "locales/en/ui.yaml"
-    ui.write_text("\n".join(ln for ln in ui.read_text(encoding="utf-8").splitlines()
-                            if not ln.startswith("cheatsheet_strip_grpo:")) + "\n", encoding="utf-8")
+    trainer = root / "metrics/grpo/trainer.yaml"
+    kept = trainer.read_text(encoding="utf-8").split("\nstrip:\n")
+    tail = kept[1].split("\n", 3)[3]  # the strip's three languages go
+    trainer.write_text(kept[0] + "\n" + tail, encoding="utf-8")
     with pytest.raises(SourceErrors) as exc:
-        collect(root, run_snippets=False, use_cache=False)
+        load_atlas(root, run_snippets=False, use_cache=False)
     lines = [str(e) for e in exc.value.errors]
     line = text[: order.start()].count("\n") + 3  # the `order:` line
     assert f"metrics/grpo/reward_std.yaml:{line}: cheatsheet.order: cheat-sheet position 1 is taken " \
            "(also in metrics/grpo/reward.yaml)" in lines, lines
-    assert any(ln.startswith("locales/en/ui.yaml:1: cheatsheet_strip_grpo: ") for ln in lines), lines
+    assert any(re.fullmatch(r"metrics/grpo/trainer\.yaml:\d+: strip: the grpo cheat-sheet needs its 'read the "
+                            r"curves in this order' strip", ln) for ln in lines), lines
 
 
 def test_a_shortened_text_never_leaves_a_bracket_open():
-    from generator.cheatsheet import _depth, shorten
-    from generator.sheetfit import CELL
+    from generator.check.sheetfit import CELL
+    from generator.render.sheet import _depth, shorten
 
     assert shorten("Lower lr; add a bonus (from 1.8.0: `entropy_coef`); try more.", 30) == "Lower lr"
     assert shorten("降低学习率；加入熵奖励（TRL 1.8.0 及以后：`entropy_coef`）；尝试别的。", 40) == "降低学习率"
-    atlas = collect(ROOT, run_snippets=False)
-    texts = [t for it in atlas.metrics if it.model.cheatsheet
+    atlas = real_atlas()
+    texts = [t for it in atlas.sources.metrics if it.model.cheatsheet
              for m in [it.model] + list(it.model.variants)
              for t in ([m.troubleshooting[0].actions[0]] if m.troubleshooting else [])
              + [f.text for f in (m.healthy.red_flags if m.healthy else [])]]
@@ -352,11 +340,12 @@ def test_a_shortened_text_never_leaves_a_bracket_open():
 
 def test_a_written_first_try_is_printed_as_is_and_per_release():
     """entropy's sheet entry names `entropy_coef` on the lines that have it; the 0.26 range has its own entry."""
-    from generator.cheatsheet import sheet_rows
+    from generator.render.sheet import sheet_rows
 
-    def action(version_name: str, lang: str) -> str:
-        version = next(v for v in CFG.versions if v.name == version_name)
-        rows = sheet_rows(Ctx(ATLAS, lang, version), "grpo")
+    def action(line: str, lang: str) -> str:
+        atlas = real_atlas()
+        edition = atlas.edition(line)
+        rows = sheet_rows(View(atlas, edition, atlas.config.language(lang)), edition.trainer("grpo"))
         return str(next(r["action"] for r in rows if r["key"] == "entropy"))
 
     assert action("1.16", "en") == "Lower the learning rate, or add an entropy bonus with <code>entropy_coef</code>"
@@ -375,7 +364,7 @@ def test_check_reports_a_first_try_too_wide_for_its_cell(tmp_path):
     assert text.count(short) == 1
     path.write_text(text.replace(short, "    zh: " + "降低学习率" * 10 + "\n"), encoding="utf-8")
     with pytest.raises(SourceErrors) as exc:
-        collect(root, run_snippets=False, use_cache=False)
+        load_atlas(root, run_snippets=False, use_cache=False)
     line = text[: text.index(short)].count("\n") + 1
     assert [str(e) for e in exc.value.errors] == [
         f"metrics/grpo/entropy.yaml:{line}: cheatsheet.first_try.zh: 100 columns; at most 90 fit the sheet's "

@@ -71,12 +71,12 @@ def mutate(raw: bytes, kind: str, a: int, b: int, chars: str, value: str, indent
 @pytest.fixture(scope="module")
 def fuzz_root(tmp_path_factory) -> tuple[Path, bytes]:
     """A throwaway checkout with the exemplar (its references to other metrics removed), its cache warmed."""
-    from generator.collect import collect
+    from generator.pipeline import load_atlas
 
     root = copy_sources(tmp_path_factory.mktemp("fuzz") / "src", [EXEMPLAR])
     path = root / EXEMPLAR
     path.write_text(re.sub(r"(?m)^related: .*$", "related: []", path.read_text(encoding="utf-8")), encoding="utf-8")
-    collect(root)
+    load_atlas(root)
     return root, path.read_bytes()
 
 

@@ -12,17 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from generator.build import build_site
+from generator.check.atlas import Atlas
 from generator.cli import main
-from generator.collect import collect
-from generator.glossary import GlossaryEntry
-from generator.glossary_pages import render_glossary_entry, render_glossary_index
-from generator.load import Loaded
-from generator.render import Ctx, render_metric
-from generator.schema import Text
-from generator.termlinks import TermIndex, link_terms, texts_of
+from generator.pipeline import build_site, load_atlas
+from generator.read.glossary import GlossaryEntry
+from generator.read.load import Loaded
+from generator.read.text import Text
+from generator.render.glossary_pages import render_glossary_entry, render_glossary_index
+from generator.render.metric_page import render_metric
+from generator.render.termlinks import TermIndex, link_terms, texts_of
+from generator.render.view import View
+from generator.resolve.edition import editions
 
-from .conftest import EXEMPLAR, ROOT
+from .conftest import EXEMPLAR, ROOT, real_sources
 
 REQUIRED = {
     "policy", "reference_model", "reward_model", "reward", "return", "value_function", "advantage", "gae",
@@ -34,29 +36,24 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 LINE = re.compile(r"^(?P<path>[^:\s]+):(?P<line>\d+):(?: (?P<field>[^:]+):)? (?P<message>.+)$")
 
 
-@pytest.fixture(scope="module")
-def atlas():
-    return collect(ROOT, run_snippets=False)
-
-
-def _ctx(atlas, lang: str) -> Ctx:
-    return Ctx(atlas, lang, atlas.config.versions[0])
+def _ctx(atlas, lang: str) -> View:
+    return View(atlas, atlas.editions[0], atlas.config.language(lang))
 
 
 def _entry(atlas, eid: str) -> GlossaryEntry:
-    return next(it.model for it in atlas.glossary if it.model.id == eid)
+    return next(it.model for it in atlas.sources.glossary if it.model.id == eid)
 
 
 # --- loading and the term bases ---------------------------------------------------------------------------------
 
 def test_glossary_loads_every_required_concept(atlas):
-    ids = {it.model.id for it in atlas.glossary}
+    ids = {it.model.id for it in atlas.sources.glossary}
     assert REQUIRED <= ids, sorted(REQUIRED - ids)
 
 
 @pytest.mark.parametrize("lang", ["zh", "vi"])
 def test_glossary_terms_are_the_term_base_terms(atlas, lang):
-    for it in atlas.glossary:
+    for it in atlas.sources.glossary:
         e = it.model
         assert e.term.root[lang] == atlas.terms[lang][e.id].preferred, (it.path, lang)
 
@@ -72,7 +69,7 @@ def test_policy_is_never_a_government_policy(atlas):
 @pytest.mark.parametrize("lang", ["en", "zh", "vi"])
 def test_every_entry_renders_in_its_language(atlas, lang):
     ctx = _ctx(atlas, lang)
-    for it in atlas.glossary:
+    for it in atlas.sources.glossary:
         e = it.model
         md = render_glossary_entry(ctx, it)
         assert e.short.root[lang] in md, (it.path, lang)
@@ -84,7 +81,7 @@ def test_every_entry_renders_in_its_language(atlas, lang):
         if lang == "zh":
             assert CJK.search(e.short.root["zh"]), it.path
     index = render_glossary_index(ctx)
-    assert all(f"]({it.model.id}.md)" in index for it in atlas.glossary)
+    assert all(f"]({it.model.id}.md)" in index for it in atlas.sources.glossary)
 
 
 def _oracle(metrics, forms: list[str]) -> set[str]:
@@ -99,11 +96,11 @@ def _oracle(metrics, forms: list[str]) -> set[str]:
 
 def test_used_by_is_found_from_the_metric_texts(atlas):
     ctx = _ctx(atlas, "en")
-    metrics = [ctx.resolved[it.model.id].metric for it in ctx.items()]
+    metrics = [r.metric for r in ctx.edition.metrics]
     users = {m.key for m in ctx.glossary_users["importance_ratio"]}
     assert {"clip_ratio/low_mean", "clip_ratio/high_mean"} <= users
     assert "learning_rate" not in users and "completions/mean_length" not in users
-    assert users == _oracle(metrics, _entry(atlas, "importance_ratio").forms("en"))
+    assert users == _oracle(metrics, _entry(atlas, "importance_ratio").forms("en", "en"))
     assert "kl" in {m.key for m in ctx.glossary_users["kl_estimators"]}
     zh_users = {m.key for m in _ctx(atlas, "zh").glossary_users["importance_ratio"]}
     assert "clip_ratio/low_mean" in zh_users and "learning_rate" not in zh_users
@@ -111,7 +108,7 @@ def test_used_by_is_found_from_the_metric_texts(atlas):
 
 def test_entry_page_lists_the_metrics_that_use_it(atlas):
     ctx = _ctx(atlas, "zh")
-    md = render_glossary_entry(ctx, next(it for it in atlas.glossary if it.model.id == "importance_ratio"))
+    md = render_glossary_entry(ctx, next(it for it in atlas.sources.glossary if it.model.id == "importance_ratio"))
     assert "[`clip_ratio/low_mean`](../grpo/clip_ratio/low_mean.md)" in md
     assert "`learning_rate`" not in md
 
@@ -126,7 +123,7 @@ def _index(lang: str) -> TermIndex:
         entry("policy", {"en": "policy", "zh": "策略", "vi": "chính sách"}),
         entry("advantage", {"en": "advantage", "zh": "优势", "vi": "lợi thế"}),
         entry("gra", {"en": "group-relative advantage", "zh": "组相对优势", "vi": "lợi thế tương đối theo nhóm"}),
-    ], lang)
+    ], real_sources().config.language(lang), "en")
 
 
 def _link(md: str, lang: str, **kw) -> str:
@@ -165,12 +162,12 @@ def test_vietnamese_matches_whole_words_only():
 @pytest.mark.parametrize("lang", ["zh", "vi"])
 def test_metric_page_tooltips_are_in_the_page_language(atlas, lang):
     ctx = _ctx(atlas, lang)
-    item = next(it for it in atlas.metrics if it.path == EXEMPLAR)
-    md = render_metric(ctx, item)
+    res = next(r for r in ctx.edition.metrics if r.item.path == EXEMPLAR)
+    md = render_metric(ctx, ctx.edition.trainer(res.metric.trainer), res)
     titles = re.findall(r'\]\(([^ )]+) "([^"]+)"\)\{ \.atlas-term \}', md)
     assert titles, "no glossary term linked"
-    shorts = {it.model.short.root[lang] for it in atlas.glossary}
-    english = {it.model.short.root["en"] for it in atlas.glossary}
+    shorts = {it.model.short.root[lang] for it in atlas.sources.glossary}
+    english = {it.model.short.root["en"] for it in atlas.sources.glossary}
     assert all(title in shorts and title not in english for _, title in titles)
     assert ("../../glossary/importance_ratio.md", _entry(atlas, "importance_ratio").short.root[lang]) in titles
 
@@ -275,11 +272,13 @@ def test_concept_missing_from_a_term_base(capsys, root):
 def test_yaml_syntax_in_a_short_definition_keeps_the_front_matter(root):
     """A tooltip with a colon, a quote, a '#' and a backslash (TeX) still reaches the page as its description and
     leaves no front matter in the body. `atlas check` refuses the quote, so the model is changed directly."""
-    atlas = collect(root, run_snippets=False)
+    atlas = load_atlas(root, run_snippets=False)
     short = 'Ratio: "clipped" # at 1 + \\epsilon'
-    entries = [Loaded(it.model.model_copy(update={"short": Text({lang: short for lang in atlas.config.lang_codes})}),
-                      it.doc) if it.model.id == "clipping" else it for it in atlas.glossary]
-    atlas = dataclasses.replace(atlas, glossary=entries)
+    tooltip = Text({lang: short for lang in atlas.config.lang_codes})
+    entries = tuple(Loaded(it.model.model_copy(update={"short": tooltip}), it.doc) if it.model.id == "clipping"
+                    else it for it in atlas.sources.glossary)
+    src = dataclasses.replace(atlas.sources, glossary=entries)
+    atlas = Atlas(src, editions(src.config, src.trainers, src.metrics, entries), atlas.math)
     latest = atlas.config.versions[0].name
     site = build_site(root, site_dir=root / "site", versions=[latest], langs=["en"], atlas=atlas)
     page = (site / latest / "glossary" / "clipping" / "index.html").read_text(encoding="utf-8")
@@ -292,7 +291,7 @@ def test_every_entry_has_a_page_in_every_language_and_version(built_site, atlas)
     for version in atlas.config.versions:
         for lang in ("", "zh/", "vi/"):
             assert (built_site / version.name / lang / "glossary" / "index.html").is_file()
-            for it in atlas.glossary:
+            for it in atlas.sources.glossary:
                 assert (built_site / version.name / lang / "glossary" / it.model.id / "index.html").is_file()
 
 
@@ -302,7 +301,7 @@ _TERM_LINK = re.compile(r'<a class="atlas-term" href="([^"]+)" title="([^"]+)">'
 @pytest.mark.parametrize("lang", ["", "zh/", "vi/"])
 def test_term_links_resolve_and_speak_the_page_language(built_site, atlas, lang):
     code = lang.rstrip("/") or "en"
-    shorts = {it.model.short.root[code] for it in atlas.glossary}
+    shorts = {it.model.short.root[code] for it in atlas.sources.glossary}
     pages = list((built_site / "1.16" / lang / "grpo").rglob("index.html"))
     linked = 0
     for page in pages:

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from generator.build import build_site
+from generator.check.atlas import Atlas
 from generator.cli import main
-from generator.collect import collect
-from generator.load import Loaded
-from generator.render import markdown_text
-from generator.schema import Text
-from generator.yamlsrc import parse
+from generator.pipeline import build_site, load_atlas
+from generator.read.load import Loaded
+from generator.read.text import Text
+from generator.read.yamlsrc import parse
+from generator.render.markdown import markdown_text
+from generator.resolve.edition import editions
 
 from .conftest import EXEMPLAR
 
@@ -100,8 +101,8 @@ def test_renderer_escapes_text_the_validator_missed(mini_root):
     """Bypass the validator: put every payload into a metric's texts (page prose, a subtitle, table cells: the
     symbol table on its page and the summary column of the trainer index) and its snippet code, build the site
     with mkdocs, and look for anything live in the HTML. Markdown itself (bold, code, links) still renders."""
-    atlas = collect(mini_root)
-    item = atlas.metrics[0]
+    atlas = load_atlas(mini_root)
+    item = atlas.sources.metrics[0]
     m = item.model
     evil = " ".join(PAYLOADS) + " **bold** `x < y` [TRL](https://github.com/huggingface/trl)"
     langs = atlas.config.lang_codes
@@ -114,7 +115,8 @@ def test_renderer_escapes_text_the_validator_missed(mini_root):
     tampered = m.model_copy(update={
         "title": text("Title"), "summary": text("Summary"), "meaning": text("Meaning"),
         "formula": m.formula.model_copy(update={"symbols": symbols}), "snippet": snippet})
-    atlas = dataclasses.replace(atlas, metrics=[Loaded(tampered, item.doc)])
+    src = dataclasses.replace(atlas.sources, metrics=(Loaded(tampered, item.doc),))
+    atlas = Atlas(src, editions(src.config, src.trainers, src.metrics, src.glossary), atlas.math)
     latest = atlas.config.versions[0].name
     site = build_site(mini_root, site_dir=mini_root / "site", versions=[latest], langs=["en"], atlas=atlas)
 

@@ -11,12 +11,12 @@ import pytest
 import yaml
 
 from generator.cli import main
-from generator.collect import collect
 from generator.errors import SourceErrors
-from generator.i18n import dump_stamps, field_states, fingerprint, load_stamps, new_stamps
-from generator.yamlsrc import parse
+from generator.pipeline import build_site, load_atlas
+from generator.read.translations import dump_stamps, field_states, fingerprint, load_stamps, new_stamps
+from generator.read.yamlsrc import parse
 
-from .conftest import ROOT, copy_sources
+from .conftest import ROOT, copy_sources, real_atlas
 
 KL = "metrics/grpo/kl.yaml"
 LOW = "metrics/grpo/clip_ratio/low_mean.yaml"
@@ -87,9 +87,9 @@ def test_stamps_file_round_trips_and_rejects_bad_entries(tmp_path):
 
 def test_committed_stamps_cover_every_translation():
     """The sources' translations are all stamped: the status report starts from a clean state."""
-    atlas = collect(ROOT, run_snippets=False)
+    atlas = real_atlas()
     for lang in ("zh", "vi"):
-        states = [f.state for it in atlas.sources
+        states = [f.state for it in atlas.translated
                   for f in field_states(it.doc, lang, "en", atlas.stamps[lang])]
         assert len(states) > 2000
         assert states.count("missing") == 0
@@ -113,8 +113,9 @@ def changed_root(tmp_path_factory) -> Path:
     # a language in progress: one configuration entry, a partial ui.yaml, one translated text
     cfg = root / "atlas.yml"
     cfg.write_text(cfg.read_text(encoding="utf-8").replace(
-        "  - {code: vi, name: Tiếng Việt, status: complete}\n",
-        "  - {code: vi, name: Tiếng Việt, status: complete}\n  - {code: fr, name: Français, status: in_progress}\n"),
+        "  - {code: vi, name: Tiếng Việt, status: complete, decimal: \",\", fold_accents: true}\n",
+        "  - {code: vi, name: Tiếng Việt, status: complete, decimal: \",\", fold_accents: true}\n"
+        "  - {code: fr, name: Français, status: in_progress, decimal: \",\"}\n"),
         encoding="utf-8")
     (root / "locales/fr").mkdir()
     (root / "locales/fr/ui.yaml").write_text(yaml.safe_dump(FR_UI, allow_unicode=True), encoding="utf-8")
@@ -166,9 +167,7 @@ def test_a_missing_text_of_a_complete_language_is_an_error(changed_root, tmp_pat
 
 @pytest.fixture(scope="module")
 def changed_site(changed_root) -> Path:
-    from generator.build import build_site
-
-    atlas = collect(changed_root, run_snippets=False)
+    atlas = load_atlas(changed_root, run_snippets=False)
     return build_site(changed_root, site_dir=changed_root / "site", versions=[atlas.config.latest.name], atlas=atlas) \
         / atlas.config.latest.name
 

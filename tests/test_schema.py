@@ -1,5 +1,5 @@
-"""The JSON Schemas that editors use are the ones the typed models export, and every metric and glossary file
-points to its folder's schema."""
+"""The JSON Schemas that editors use are the ones the typed models export, and every source file points to the
+schema of its kind."""
 
 from __future__ import annotations
 
@@ -7,43 +7,52 @@ import json
 
 import pytest
 
-from generator import glossary, schema
-from generator.cli import main
+from generator.cli import main, schema_of
 
 from .conftest import ROOT
 
-# folder -> the committed schema of its files, and the function that exports it
-SCHEMAS = {"metrics": schema.json_schema, "glossary": glossary.json_schema}
-FILES = sorted((ROOT / "metrics").rglob("*.yaml")) + sorted((ROOT / "glossary").glob("*.yaml"))
+# kind -> the committed schema, and the `atlas schema` flag that writes it
+SCHEMAS = {"metric": ("metrics/schema.json", []), "glossary": ("glossary/schema.json", ["--glossary"]),
+           "trainer": ("metrics/trainer.schema.json", ["--trainer"])}
 
 
-@pytest.mark.parametrize("folder", sorted(SCHEMAS))
-def test_committed_schema_is_current(folder):
-    committed = ROOT / folder / "schema.json"
-    assert json.loads(committed.read_text(encoding="utf-8")) == json.loads(json.dumps(SCHEMAS[folder]())), \
-        f"{folder}/schema.json is stale: run `make schema`"
+def _kind(rel: str) -> str:
+    return "glossary" if rel.startswith("glossary/") else "trainer" if rel.endswith("/trainer.yaml") else "metric"
 
 
-@pytest.mark.parametrize("folder", sorted(SCHEMAS))
-def test_make_schema_writes_the_committed_file(folder, tmp_path):
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "source_file" in metafunc.fixturenames:
+        files = sorted((ROOT / "metrics").rglob("*.yaml")) + sorted((ROOT / "glossary").glob("*.yaml"))
+        metafunc.parametrize("source_file", files, ids=lambda p: p.relative_to(ROOT).as_posix())
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMAS))
+def test_committed_schema_is_current(kind):
+    committed = ROOT / SCHEMAS[kind][0]
+    assert json.loads(committed.read_text(encoding="utf-8")) == json.loads(json.dumps(schema_of(kind))), \
+        f"{SCHEMAS[kind][0]} is stale: run `make schema`"
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMAS))
+def test_make_schema_writes_the_committed_file(kind, tmp_path):
     out = tmp_path / "schema.json"
-    assert main(["schema", "-o", str(out)] + (["--glossary"] if folder == "glossary" else [])) == 0
-    assert out.read_text(encoding="utf-8") == (ROOT / folder / "schema.json").read_text(encoding="utf-8")
+    assert main(["schema", "-o", str(out), *SCHEMAS[kind][1]]) == 0
+    assert out.read_text(encoding="utf-8") == (ROOT / SCHEMAS[kind][0]).read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
-def test_source_file_declares_the_schema_for_editors(path):
-    first = path.read_text(encoding="utf-8").splitlines()[0]
+def test_source_file_declares_the_schema_for_editors(source_file):
+    rel = source_file.relative_to(ROOT).as_posix()
+    first = source_file.read_text(encoding="utf-8").splitlines()[0]
     prefix = "# yaml-language-server: $schema="
-    folder = path.relative_to(ROOT).parts[0]
-    assert first.startswith(prefix), f"{path}: first line must be `{prefix}<relative path to {folder}/schema.json>`"
-    target = (path.parent / first[len(prefix):]).resolve()
-    assert target == (ROOT / folder / "schema.json").resolve(), f"{path}: schema path points to {target}"
+    assert first.startswith(prefix), f"{rel}: first line must be `{prefix}<relative path to its schema>`"
+    target = (source_file.parent / first[len(prefix):]).resolve()
+    assert target == (ROOT / SCHEMAS[_kind(rel)][0]).resolve(), f"{rel}: schema path points to {target}"
 
 
-@pytest.mark.parametrize(("folder", "required"), [("metrics", {"key", "trainer", "formula", "snippet", "healthy"}),
-                                                  ("glossary", {"id", "term", "short", "definition"})])
-def test_schema_rejects_unknown_fields_for_editors(folder, required):
-    exported = SCHEMAS[folder]()
+@pytest.mark.parametrize(("kind", "required"), [("metric", {"key", "trainer", "formula", "snippet", "healthy"}),
+                                                ("glossary", {"id", "term", "short", "definition"}),
+                                                ("trainer", {"id", "classes", "intro", "categories"})])
+def test_schema_rejects_unknown_fields_for_editors(kind, required):
+    exported = schema_of(kind)
     assert exported["additionalProperties"] is False
     assert required <= set(exported["required"])

@@ -1,25 +1,36 @@
-"""Every metric's reference snippet reproduces its documented worked example, on CPU and on CUDA."""
+"""Every reference snippet (each page's and each variant's) reproduces its worked example on CPU and on CUDA, and
+passes the project's lint rules as the code readers copy."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
 
 import pytest
 import torch
 
-from generator.load import load_metrics
-from generator.snippets import as_floats, compile_function, materialize, mismatch, snippets_of
+from generator.check.snippets import as_floats, compile_function, materialize, mismatch
+from generator.resolve.variants import each
 
-from .conftest import ROOT
+from .conftest import ROOT, real_sources
 
-ITEMS, _, _ = load_metrics(ROOT)
-# the page's snippet and each version variant's own snippet, with where they live in the file
-CASES = [(it, loc, snip) for it in ITEMS for loc, snip in snippets_of(it.model)]
-CASE_IDS = [
-    it.model.id + ("" if loc == ("snippet",) else "@" + str(it.model.variants[loc[1]].from_)) for it, loc, _ in CASES
-]
 DEVICES = [
     "cpu",
     pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")),
 ]
+
+
+def snippets() -> list[tuple]:
+    """(file, location, snippet) of every snippet in the sources."""
+    return [(it, loc, snip) for it in real_sources().metrics for loc, snip, _ in each(it.model, "snippet")]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "snippet_case" in metafunc.fixturenames:
+        cases = snippets()
+        ids = [f"{it.model.id}" + ("" if var is None else f"@{it.model.variants[var].from_}")
+               for it, loc, _ in cases for var in [loc[1] if loc[0] == "variants" else None]]
+        metafunc.parametrize("snippet_case", cases, ids=ids)
 
 
 @pytest.fixture(autouse=True)
@@ -29,15 +40,15 @@ def _no_tf32():
     torch.backends.cudnn.allow_tf32 = False
 
 
-def test_every_metric_has_a_snippet_test():
-    assert len(ITEMS) == len(list((ROOT / "metrics").rglob("*.yaml"))), (
-        "a metric file failed to load: run `atlas check`"
-    )
+def test_every_metric_file_loaded():
+    src = real_sources()
+    assert not src.errors, "\n".join(map(str, src.errors))
+    assert len(src.metrics) == len(list((ROOT / "metrics").rglob("*.yaml"))) - len(src.trainers)
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize(("item", "loc", "snippet"), CASES, ids=CASE_IDS)
-def test_snippet_reproduces_worked_example(item, loc, snippet, device):
+def test_snippet_reproduces_worked_example(snippet_case, device):
+    item, loc, snippet = snippet_case
     field = ".".join(map(str, loc))
     fn = compile_function(snippet.code, snippet.function, f"{item.path}#{field}")
     try:
@@ -53,11 +64,8 @@ def test_snippet_reproduces_worked_example(item, loc, snippet, device):
 
 def test_every_snippet_passes_ruff_as_extracted_code(tmp_path):
     """The snippets are code readers copy: they follow the project's lint rules (pyproject.toml) like the package."""
-    import subprocess
-    import sys
-
     files = {}
-    for item, loc, snip in CASES:
+    for item, loc, snip in snippets():
         name = f"{len(files):03d}.py"
         (tmp_path / name).write_text(snip.code if snip.code.endswith("\n") else snip.code + "\n", encoding="utf-8")
         files[name] = (item, loc)

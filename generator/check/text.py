@@ -1,0 +1,89 @@
+"""Rules on every text of every source: translations present, no markup or script that would reach a page, and
+the term bases (forbidden terms and synonyms)."""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import SourceError, did_you_mean
+from ..read.config import Config, Term
+from ..read.load import Loaded
+from ..read.text import walk
+from ..read.translations import texts
+from ..read.yamlsrc import Document, Path, dotted
+
+# a tag starts right after '<' (so prose such as "length < cap" or "a<b" without a closing '>' is fine)
+_HTML = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|<!--|<\?|<script|&#?\w+;", re.I)
+_JS_URL = re.compile(r"(?i)\b(javascript|vbscript|data)\s*:")
+_CODE = re.compile(r"`[^`]*`")
+# Markdown attribute lists (`{: onclick=...}`, `{#id .class}`) would set attributes on the page's elements
+_ATTR_LIST = re.compile(r"\{[:#.][^{}]*\}|\{[^{}]*=[^{}]*\}")
+# plain-string fields shown inside `code` on the pages: a backtick would end the code span
+_CODE_SPAN_FIELDS = {"name", "default", "reduction", "file", "key", "logged_as", "library", "option", "value",
+                     "module", "config"}
+
+
+def err(doc: Document, loc: Path, message: str) -> SourceError:
+    return SourceError(doc.path, doc.line_of(loc), dotted(loc), message)
+
+
+def check_texts(doc: Document, config: Config, terms: dict[str, dict[str, Term]]) -> list[SourceError]:
+    """Translations present, no HTML or script URLs, no forbidden terms, in every text of a parsed file."""
+    errors = []
+    for loc, text in texts(doc.data, config.default_lang):
+        for lang in config.complete_langs:
+            if not isinstance(text.get(lang), str) or not text[lang].strip():
+                # the line of the translation if its key is there (empty), else of the text it belongs to
+                line = doc.line_of(loc + (lang,)) if lang in text else doc.line_of(loc)
+                errors.append(SourceError(doc.path, line, dotted(loc + (lang,)), f"missing {lang} translation"))
+        for lang, value in text.items():
+            where = loc + (lang,)
+            if lang not in config.lang_codes:
+                hint = did_you_mean(str(lang), config.lang_codes)
+                errors.append(err(doc, where, f"unknown language '{lang}'{hint}"))
+                continue
+            if not isinstance(value, str):
+                continue
+            prose = _CODE.sub("", value)
+            # one line per text: `<a href="javascript:...">` is reported as HTML, not also as a script URL
+            if m := _HTML.search(prose):
+                errors.append(err(doc, where, f"HTML is not allowed in text (found '{m.group(0)[:20]}')"))
+            elif m := _JS_URL.search(prose):
+                errors.append(err(doc, where, f"'{m.group(0)}' URLs are not allowed"))
+            elif m := _ATTR_LIST.search(prose):
+                errors.append(err(doc, where, f"Markdown attribute lists are not allowed in text "
+                                              f"(found '{m.group(0)[:20]}')"))
+            errors += _term_base(doc, where, prose, terms.get(lang, {}))
+    return errors
+
+
+def _term_base(doc: Document, where: Path, prose: str, terms: dict[str, Term]) -> list[SourceError]:
+    errors = []
+    for concept, term in terms.items():
+        for bad, why in term.forbidden.items():
+            if bad in prose:
+                errors.append(err(doc, where, f"forbidden term '{bad}' for {concept}: {why}; write '{term.preferred}'"))
+        # a synonym of a glossary term: the page would name one concept two ways
+        folded = prose.casefold().replace(term.preferred.casefold(), "\0")
+        for alt, why in term.alternatives.items():
+            if alt.casefold() in folded:
+                errors.append(err(doc, where, f"inconsistent term '{alt}' for {concept} ({why}); "
+                                              f"the term base and glossary write '{term.preferred}'"))
+    return errors
+
+
+def check_plain(item: Loaded) -> list[SourceError]:
+    """Plain-string fields (titles, config names, file paths) hold no HTML, script URL or attribute list either;
+    code, TeX and example inputs are shown escaped and are not checked."""
+    errors = []
+    for loc, value in walk(item.model):
+        if not isinstance(value, str) or not loc or loc[-1] in {"code", "tex", "function", "url"} or "inputs" in loc:
+            continue
+        for pattern, what in ((_HTML, "HTML is not allowed"), (_JS_URL, "script URLs are not allowed"),
+                              (_ATTR_LIST, "Markdown attribute lists are not allowed")):
+            if m := pattern.search(value):
+                errors.append(err(item.doc, loc, f"{what} (found '{m.group(0)[:20]}')"))
+                break
+        if "`" in value and loc[-1] in _CODE_SPAN_FIELDS:
+            errors.append(err(item.doc, loc, "a backtick is not allowed here (the value is shown as code)"))
+    return errors

@@ -1,0 +1,85 @@
+"""The whole pipeline: read -> check -> render every (line, language) -> mkdocs -> cheat-sheets -> atomic swap into
+site/. `atlas build`, `atlas pdf` and `atlas serve` call it; so do the tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from .build.docs import write_docs
+from .build.mkdocs_config import mkdocs_config
+from .build.mkdocs_run import run_mkdocs
+from .build.publish import publish, remove_stale_work, write_root
+from .cache import Cache, cache_dir
+from .check import Atlas, check
+from .print.pdf import render_sheets, write_files
+from .read.config import Language
+from .read.sources import read_sources
+from .render.api import metrics_api
+from .render.i18n_pages import translation_report
+from .render.pages import pages
+from .render.view import View
+from .resolve.releases import select_lines
+
+
+def load_atlas(root: Path, run_snippets: bool = True, use_cache: bool = True) -> Atlas:
+    """Read and check every source of ``root`` (`SourceErrors` with all problems); the KaTeX HTML and snippet
+    results of unchanged sources come from the cache in ``.cache/atlas/`` unless ``use_cache`` is off."""
+    root = root.resolve()
+    cache = Cache(cache_dir(root) / "results.json" if use_cache else None)
+    return check(read_sources(root), run_snippets=run_snippets, cache=cache)
+
+
+def _views(atlas: Atlas, lines: list[str] | None, langs: list[Language]) -> list[list[View]]:
+    """One view per (line, language), grouped by line: the default language first."""
+    chosen = {line.name for line in select_lines(atlas.config, lines)}
+    ordered = sorted(langs, key=lambda lang: not lang.default)
+    return [[View(atlas, e, lang) for lang in ordered] for e in atlas.editions if e.line.name in chosen]
+
+
+def build_site(root: Path, site_dir: Path | None = None, versions: list[str] | None = None,
+               langs: list[str] | None = None, atlas: Atlas | None = None) -> Path:
+    """Check everything, build every requested line and language, then publish atomically into ``site_dir``."""
+    atlas = atlas or load_atlas(root)
+    cfg = atlas.config
+    chosen = cfg.select_languages(langs)
+    by_line = _views(atlas, versions, chosen)
+    site = (site_dir or atlas.root / "site").resolve()
+    work_root = atlas.root / "build"
+    work_root.mkdir(exist_ok=True)
+    remove_stale_work(work_root)
+    sheets = render_sheets([v for views in by_line for v in views])  # first: a sheet that does not fit fails at once
+    report = translation_report(by_line[0][0])
+    work = Path(tempfile.mkdtemp(prefix=f"build-{os.getpid()}-", dir=work_root))  # owner's pid: remove_stale_work
+    try:
+        out = work / "site"
+        for views in by_line:
+            line = views[0].line
+            docs = work / "docs" / line.name
+            write_docs({rel: text for v in views for rel, text in pages(v, report).items()}, docs)
+            default = views[0] if views[0].lang.default else View(atlas, views[0].edition, cfg.default)
+            run_mkdocs(mkdocs_config(default, docs, out / line.name, [lang.code for lang in chosen]),
+                       work / f"mkdocs-{line.name}.yml")
+            api = out / line.name / "api"
+            api.mkdir(parents=True, exist_ok=True)
+            (api / "metrics.json").write_text(
+                json.dumps(metrics_api(atlas, views[0].edition), ensure_ascii=False, indent=1) + "\n",
+                encoding="utf-8")
+        write_files(sheets, out)  # the cheat-sheets, inside the work folder before the swap
+        write_root(out, [views[0].line for views in by_line], cfg.latest, cfg.default_lang)
+        site.parent.mkdir(parents=True, exist_ok=True)
+        publish(out, site)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return site
+
+
+def build_pdfs(atlas: Atlas, out: Path, versions: list[str] | None = None,
+               langs: list[str] | None = None) -> list[Path]:
+    """`atlas pdf`: the sheets of the chosen lines (all by default) into ``out``/<line>/; nothing else is touched,
+    and nothing is written if a sheet fails."""
+    views = _views(atlas, versions, atlas.config.select_languages(langs))
+    return write_files(render_sheets([v for line in views for v in line]), out)

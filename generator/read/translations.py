@@ -1,0 +1,191 @@
+"""Translation status: for every translated field of every source file, whether a language has it, lacks it, or
+holds a translation of an older English text.
+
+Staleness is found without git history. ``locales/<lang>/stamps.yaml`` records, per file and field, a fingerprint
+of the English text a translation was made from and one of the translation itself (`atlas i18n stamp` writes it).
+When the English fingerprint no longer matches while the translation is unchanged, the English moved on after the
+translation was written: the field is stale. When both changed, a translator revised the translation after the
+English changed, and the next stamp records the new pair."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path as FsPath
+from typing import Any, Literal
+
+from ..errors import SourceError, SourceErrors
+from .load import read_optional
+from .yamlsrc import Document, Path, dotted
+
+State = Literal["current", "missing", "stale", "unstamped"]
+STATES: tuple[State, ...] = ("current", "stale", "unstamped", "missing")
+STAMPS_FILE = "stamps.yaml"
+_STAMP = re.compile(r"^([0-9a-f]{8}) ([0-9a-f]{8})$")
+Stamps = dict[str, dict[str, tuple[str, str]]]  # file -> field -> (English fingerprint, translation fingerprint)
+
+
+def fingerprint(text: str) -> str:
+    """8 hex digits identifying a text up to Unicode normalisation and surrounding or repeated whitespace."""
+    norm = " ".join(unicodedata.normalize("NFC", text).split())
+    return hashlib.sha256(norm.encode("utf-8")).hexdigest()[:8]
+
+
+def texts(data: Any, default_lang: str, loc: Path = ()) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Every translated text of raw YAML data: each mapping with a string in the default language."""
+    if isinstance(data, dict):
+        if isinstance(data.get(default_lang), str):
+            yield loc, data
+            return
+        for k, v in data.items():
+            yield from texts(v, default_lang, loc + (k,))
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            yield from texts(v, default_lang, loc + (i,))
+
+
+@dataclass(frozen=True)
+class Field:
+    """One translated field of one file, in one language."""
+
+    path: str
+    line: int
+    loc: Path
+    state: State
+    english: str
+
+    @property
+    def name(self) -> str:
+        return dotted(self.loc)
+
+    @property
+    def kind(self) -> str:
+        """The field with list positions and the variant number dropped, e.g. ``troubleshooting.actions``."""
+        return ".".join(str(p) for p in self.loc if not isinstance(p, int) and p != "variants")
+
+
+def _present(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def field_states(doc: Document, lang: str, default_lang: str, stamps: Stamps) -> list[Field]:
+    """The state of every translated field of ``doc`` in ``lang``."""
+    recorded = stamps.get(doc.path, {})
+    out = []
+    for loc, text in texts(doc.data, default_lang):
+        english = text[default_lang]
+        line = doc.line_of(loc + (lang,)) if lang in text else doc.line_of(loc)
+        value = text.get(lang)
+        if not _present(value):
+            state: State = "missing"
+        elif (stamp := recorded.get(dotted(loc))) is None:
+            state = "unstamped"
+        elif stamp[0] != fingerprint(english) and stamp[1] == fingerprint(value):
+            state = "stale"
+        else:
+            state = "current"
+        out.append(Field(doc.path, line, loc, state, english))
+    return out
+
+
+def stamps_path(root: FsPath, lang: str) -> FsPath:
+    return root / "locales" / lang / STAMPS_FILE
+
+
+def load_stamps(root: FsPath, lang: str) -> Stamps:
+    """``locales/<lang>/stamps.yaml`` (empty when absent); a malformed file is one error per bad entry."""
+    doc = read_optional(stamps_path(root, lang), root)
+    if doc is None:
+        return {}
+    rel, errors = doc.path, []  # parse() only returns mappings
+    out: Stamps = {}
+    for file, fields in doc.data.items():
+        if not isinstance(fields, dict):
+            errors.append(SourceError(rel, doc.line_of((file,)), str(file), "must map fields to stamps"))
+            continue
+        for name, value in fields.items():
+            m = _STAMP.match(value) if isinstance(value, str) else None
+            if m is None:
+                errors.append(SourceError(rel, doc.line_of((file, name)), f"{file}[{name}]",
+                                          "a stamp is two fingerprints of 8 hex digits ('1a2b3c4d 5e6f7a8b')"))
+                continue
+            out.setdefault(str(file), {})[str(name)] = (m.group(1), m.group(2))
+    if errors:
+        raise SourceErrors(errors)
+    return out
+
+
+def new_stamps(docs: Iterable[Document], lang: str, default_lang: str, old: Stamps,
+               accept: set[tuple[str, str]] = frozenset()) -> Stamps:
+    """Stamps recording every present translation as made from the current English, except stale ones (which keep
+    their old stamp, so that they stay stale) unless ``(path, field)`` is in ``accept``; missing ones are dropped."""
+    out: Stamps = {}
+    for doc in docs:
+        for f in field_states(doc, lang, default_lang, old):
+            if f.state == "missing":
+                continue
+            if f.state == "stale" and (f.path, f.name) not in accept and (f.path, "*") not in accept:
+                out.setdefault(f.path, {})[f.name] = old[f.path][f.name]
+                continue
+            value = _lookup(doc.data, f.loc)[lang]
+            out.setdefault(f.path, {})[f.name] = (fingerprint(f.english), fingerprint(value))
+    return out
+
+
+def _lookup(data: Any, loc: Path) -> Any:
+    for part in loc:
+        data = data[part]
+    return data
+
+
+def dump_stamps(stamps: Stamps, lang: str) -> str:
+    lines = [
+        f"# The English each {lang} translation was made from, as fingerprints: '<English> <translation>'.",
+        "# Written by `atlas i18n stamp`; read by `atlas i18n status`, `atlas check` and the site. Do not edit.",
+    ]
+    for file in sorted(stamps):
+        lines.append(f"{file}:")
+        for name in sorted(stamps[file]):
+            en, tr = stamps[file][name]
+            lines.append(f"  {_yaml_key(name)}: {en} {tr}")
+    return "\n".join(lines) + "\n"
+
+
+def _yaml_key(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z0-9_.\[\]/{}-]+", name) and not name.startswith(("[", "{")) else f'"{name}"'
+
+
+@dataclass(frozen=True)
+class Report:
+    """Every translated field of every source, per language."""
+
+    langs: list[str]
+    fields: dict[str, list[Field]]  # lang -> fields
+
+    def count(self, lang: str, state: State | None = None, path: str | None = None, kind: str | None = None) -> int:
+        return sum(1 for f in self.fields[lang] if (state is None or f.state == state)
+                   and (path is None or f.path == path) and (kind is None or f.kind == kind))
+
+    def translated(self, lang: str, **kw: Any) -> int:
+        return self.count(lang, **kw) - self.count(lang, "missing", **kw)
+
+    def percent(self, lang: str, **kw: Any) -> float:
+        total = self.count(lang, **kw)
+        return 100.0 * self.translated(lang, **kw) / total if total else 100.0
+
+    def paths(self) -> list[str]:
+        return list(dict.fromkeys(f.path for fields in self.fields.values() for f in fields))
+
+    def kinds(self) -> list[str]:
+        return sorted({f.kind for fields in self.fields.values() for f in fields})
+
+    def of_state(self, lang: str, state: State) -> list[Field]:
+        return [f for f in self.fields[lang] if f.state == state]
+
+
+def report(docs: list[Document], langs: list[str], default_lang: str, stamps: dict[str, Stamps]) -> Report:
+    return Report(langs, {lang: [f for doc in docs for f in field_states(doc, lang, default_lang, stamps.get(lang, {}))]
+                          for lang in langs})

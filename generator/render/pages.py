@@ -1,0 +1,34 @@
+"""Every Markdown page of one (edition, language), by its file in the generated docs."""
+
+from __future__ import annotations
+
+from ..read.translations import Report
+from . import paths
+from .glossary_pages import render_glossary_entry, render_glossary_index
+from .i18n_pages import render_guide, render_status
+from .metric_page import render_metric
+from .sheet import has_sheets, render_cheatsheets_page
+from .site_pages import render_home, render_which_version
+from .trainer_pages import index_doc, render_coverage, render_trainer_index
+from .view import View
+
+
+def pages(view: View, report: Report) -> dict[str, str]:
+    """``{docs path: Markdown}`` of every page of the view's line in its language (``report``: the translation
+    status of the sources, the same for every page)."""
+    out: dict[str, str] = {"index.md": render_home(view), "versions.md": render_which_version(view)}
+    if has_sheets(view):
+        out["cheatsheets.md"] = render_cheatsheets_page(view)
+    for trainer in view.edition.trainers:
+        out[index_doc(trainer)] = render_trainer_index(view, trainer)
+        out[f"{trainer.id}/conformance.md"] = render_coverage(view, trainer)
+        for res in trainer.metrics:
+            out[paths.metric_doc(res.metric)] = render_metric(view, trainer, res)
+    if view.edition.glossary:
+        out[f"{paths.GLOSSARY}/index.md"] = render_glossary_index(view)
+        for item in view.edition.glossary:
+            out[paths.entry_doc(item.model)] = render_glossary_entry(view, item)
+    out[f"{paths.STATUS_PAGE}.md"] = render_status(view, report)
+    if (guide := render_guide(view)) is not None:
+        out[f"{paths.GUIDE_PAGE}.md"] = guide
+    return {paths.in_language(doc, view.lang): text for doc, text in out.items()}

@@ -1,0 +1,130 @@
+"""Glossary terms in rendered Markdown: find them, and link the first use of each per section to its entry, with
+the entry's short definition (in the page's language) as the link title, which Material shows as a tooltip.
+
+Done on the generated Markdown, never inside front matter, headings, admonition titles, fenced or inline code,
+existing links, raw HTML (KaTeX) or attribute lists. Works for unspaced Chinese, where `abbr` cannot."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..read.config import Language
+from ..read.glossary import GlossaryEntry
+from ..read.text import Text, walk
+
+# Things never to touch: inline code, links and images, raw HTML from the first '<' to the last '>' of a line (KaTeX
+# spans), bare URLs, attribute lists such as `{ #formula }`.
+_PROTECTED = re.compile(r"`[^`\n]*`|!?\[[^\]\n]*\]\([^)\n]*\)(?:\{[^}\n]*\})?|<.*>|https?://\S+|\{[^}\n]*\}")
+_CODE = re.compile(r"`[^`]*`")
+_LATIN_EDGE = re.compile(r"[^\W\u2e80-\u9fff\uf900-\ufaff]")  # a word character outside the CJK blocks
+
+
+def _pattern(form: str, lang: Language) -> str:
+    body = re.escape(form)
+    if lang.plurals and form[-1].isalpha():  # advantage(s), process(es)
+        body += "(?:" + "|".join(re.escape(p) for p in sorted(lang.plurals, key=len, reverse=True)) + ")?"
+    pre = r"(?<![\w-])" if _LATIN_EDGE.match(form[0]) else ""
+    post = r"(?![\w-])" if _LATIN_EDGE.match(form[-1]) else ""
+    return pre + body + post
+
+
+@dataclass(frozen=True)
+class TermIndex:
+    """The glossary's surface forms in one language, as one regular expression (longest forms first)."""
+
+    lang: str  # its code
+    entries: tuple[GlossaryEntry, ...]
+    regex: re.Pattern[str] | None
+    fallback: str = ""  # the language whose texts stand in where ``lang`` has none yet
+
+    @classmethod
+    def build(cls, entries: Iterable[GlossaryEntry], lang: Language, fallback: str) -> TermIndex:
+        entries = tuple(entries)
+        forms = sorted(((f, i) for i, e in enumerate(entries) for f in e.forms(lang.code, fallback)),
+                       key=lambda p: -len(p[0]))
+        if not forms:
+            return cls(lang.code, entries, None, fallback)
+        alternation = "|".join(f"(?P<t{i}_{k}>{_pattern(f, lang)})" for k, (f, i) in enumerate(forms))
+        return cls(lang.code, entries, re.compile(alternation, re.IGNORECASE), fallback)
+
+    def entry(self, m: re.Match[str]) -> GlossaryEntry:
+        return self.entries[int(m.lastgroup.split("_")[0][1:])]  # type: ignore[union-attr]
+
+    def found(self, text: str) -> set[str]:
+        """Ids of the entries whose forms occur in ``text`` (prose only: inline code is ignored)."""
+        if self.regex is None:
+            return set()
+        return {self.entry(m).id for m in self.regex.finditer(_CODE.sub(" ", text))}
+
+
+def _link_line(line: str, index: TermIndex, seen: set[str], href: Callable[[GlossaryEntry], str]) -> str:
+    def sub(m: re.Match[str]) -> str:
+        e = index.entry(m)
+        if e.id in seen:
+            return m.group(0)
+        seen.add(e.id)
+        return f'[{m.group(0)}]({href(e)} "{e.short.get(index.lang, index.fallback)}"){{ .atlas-term }}'
+
+    out, pos = [], 0
+    for p in _PROTECTED.finditer(line):
+        out.append(index.regex.sub(sub, line[pos:p.start()]))  # type: ignore[union-attr]
+        out.append(p.group(0))
+        pos = p.end()
+    out.append(index.regex.sub(sub, line[pos:]))  # type: ignore[union-attr]
+    return "".join(out)
+
+
+_ANCHOR = re.compile(r"\{\s*#([\w-]+)\s*\}\s*$")
+
+
+def link_terms(markdown: str, index: TermIndex, href: Callable[[GlossaryEntry], str],
+               skip: Iterable[str] = (), skip_sections: Iterable[str] = ()) -> str:
+    """``markdown`` with the first use of each glossary term per section (between headings) linked to its entry.
+    Entries in ``skip`` (a glossary page's own) are never linked, nor anything in the sections whose heading
+    anchors (``## Title { #anchor }``) are in ``skip_sections``."""
+    if index.regex is None:
+        return markdown
+    lines = markdown.split("\n")
+    seen: set[str] = set(skip)
+    fence: str | None = None
+    quiet = False  # inside a skipped section
+    start = 0
+    if lines and lines[0] == "---":  # front matter
+        start = next((i + 1 for i in range(1, len(lines)) if lines[i] == "---"), len(lines))
+    for i in range(start, len(lines)):
+        stripped = lines[i].lstrip()
+        if fence:
+            if stripped.startswith(fence):
+                fence = None
+            continue
+        if stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+            continue
+        if stripped.startswith("#"):
+            seen = set(skip)  # a new section
+            quiet = bool((m := _ANCHOR.search(stripped)) and m.group(1) in skip_sections)
+            continue
+        if quiet or stripped.startswith(("!!!", "???")):
+            continue
+        lines[i] = _link_line(lines[i], index, seen, href)
+    return "\n".join(lines)
+
+
+def texts_of(model: Any, lang: str) -> Iterable[str]:
+    """Every text of a model in ``lang``."""
+    for _, value in walk(model):
+        if isinstance(value, Text) and (s := value.root.get(lang)):
+            yield s
+
+
+def used_by(index: TermIndex, models: list[Any]) -> dict[str, list[Any]]:
+    """For each entry id, the models (metrics) whose text in the index's language mentions it, in the given
+    order."""
+    out: dict[str, list[Any]] = {e.id: [] for e in index.entries}
+    for model in models:
+        for eid in sorted(index.found("\n".join(texts_of(model, index.lang)))):
+            out[eid].append(model)
+    return out

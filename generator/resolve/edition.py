@@ -1,0 +1,165 @@
+"""Editions: every release line of the site resolved once, and immutable. Pages, cheat-sheets, the JSON index and
+the status pages of a line are all rendered from its edition; nothing re-resolves a metric."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Any
+
+from ..read.config import Config, Line
+from ..read.load import Loaded
+from ..read.trainer import Category, Crucial, Default, Trainer, TrainerClass
+from .releases import in_range
+from .variants import HISTORY, Loc, Resolved, resolve, span
+
+# the fields of a variant that every page of its metric shows, in the *Changed in* table
+ROW = ("from", "to", "change", "source", "logged_as")
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One range of a metric's releases, as its *Changed in* section lists it."""
+
+    variant: int
+    start: str
+    end: str | None
+    change: Any  # Text
+    source: Any  # Link
+    logged_as: str | None
+    line: Line | None  # the line whose pages describe this range (None: no line does)
+    current: bool  # the range of the page this row is on
+
+    @property
+    def detail(self) -> bool:
+        """No line describes the range: the section shows what it held in full."""
+        return self.line is None
+
+
+@dataclass(frozen=True)
+class TrainerEdition:
+    """A trainer on one line: its class in that release and its metrics in index order."""
+
+    item: Loaded  # trainer.yaml
+    cls: TrainerClass
+    metrics: tuple[Resolved, ...]  # by category, then `order`, then key
+    defaults: tuple[tuple[Crucial, Default], ...]  # the crucial settings with their default in that release
+
+    @property
+    def trainer(self) -> Trainer:
+        return self.item.model
+
+    @property
+    def id(self) -> str:
+        return self.trainer.id
+
+    def categories(self) -> list[tuple[Category, list[Resolved]]]:
+        """The categories that hold a metric on this line, in reading order, with their metrics."""
+        return [(c, [r for r in self.metrics if r.metric.category == c.id]) for c in self.trainer.categories
+                if any(r.metric.category == c.id for r in self.metrics)]
+
+    def sheet(self) -> list[Resolved]:
+        """The metrics on the trainer's cheat-sheet, in reading order (empty: no sheet)."""
+        on = [r for r in self.metrics if r.metric.cheatsheet is not None]
+        return sorted(on, key=lambda r: (r.metric.cheatsheet.order, r.metric.key))
+
+
+@dataclass(frozen=True)
+class Edition:
+    """Everything the site shows for one release line."""
+
+    line: Line
+    lines: tuple[Line, ...]  # every line of the site, newest first
+    trainers: tuple[TrainerEdition, ...]  # in `order`
+    all_trainers: tuple[Loaded, ...]  # every trainer file, including those absent from this line
+    glossary: tuple[Loaded, ...]
+
+    @property
+    def release(self) -> str:
+        return self.line.trl
+
+    @property
+    def latest(self) -> Line:
+        return self.lines[0]
+
+    @cached_property
+    def metrics(self) -> list[Resolved]:
+        """Every metric of the line, in the order of their files."""
+        return sorted((r for t in self.trainers for r in t.metrics), key=lambda r: r.item.path)
+
+    def metric(self, metric_id: str) -> Resolved | None:
+        return next((r for r in self.metrics if r.id == metric_id), None)
+
+    def trainer(self, trainer_id: str) -> TrainerEdition:
+        return next(t for t in self.trainers if t.id == trainer_id)
+
+
+def _class_at(trainer: Trainer, release: str) -> TrainerClass | None:
+    return next((c for c in trainer.classes if in_range(release, c.from_, c.to)), None)
+
+
+def _index_order(trainer: Trainer, metrics: list[Resolved]) -> tuple[Resolved, ...]:
+    order = {c: i for i, c in enumerate(trainer.category_ids())}
+    return tuple(sorted(metrics, key=lambda r: (order.get(r.metric.category, len(order)), r.metric.order,
+                                                r.metric.key)))
+
+
+def _history(res: Resolved, lines: Sequence[Line]) -> tuple[HistoryRow, ...]:
+    m = res.source
+    rows = []
+    for i, var in enumerate(m.variants):
+        start, end = span(m, i)
+        line = next((ln for ln in lines if in_range(ln.trl, start, end)), None)
+        rows.append(HistoryRow(i, start, end, var.change, var.source, var.logged_as, line, i == res.variant))
+    return tuple(rows)
+
+
+def editions(config: Config, trainers: Iterable[Loaded], metrics: Iterable[Loaded],
+             glossary: Iterable[Loaded]) -> tuple[Edition, ...]:
+    """One edition per line of ``config``, newest first. Metrics of a trainer without a valid trainer file are left
+    out (`check` reports them)."""
+    trainers = sorted(trainers, key=lambda t: (t.model.order, t.model.id))
+    metrics, glossary, lines = list(metrics), tuple(glossary), tuple(config.versions)
+    out = []
+    for line in lines:
+        on_line = []
+        for t in trainers:
+            cls = _class_at(t.model, line.trl)
+            found = [res for it in metrics if it.model.trainer == t.model.id and (res := resolve(it, line.trl))]
+            if cls is None or not found:
+                continue
+            found = [replace(res, history=_history(res, lines)) for res in found]
+            defaults = tuple((c, d) for c in t.model.crucial for d in c.defaults if in_range(line.trl, d.from_, d.to))
+            on_line.append(TrainerEdition(t, cls, _index_order(t.model, found), defaults))
+        out.append(Edition(line, lines, tuple(on_line), tuple(trainers), glossary))
+    return tuple(out)
+
+
+def shown(edition: Edition) -> set[tuple[str, Loc]]:
+    """Every place in the sources whose content some page or cheat-sheet of ``edition`` shows, as (file, location
+    of a field): the fields a page takes from its file, every variant's row of *Changed in* and, for a range that
+    no line describes, what *Changed in* shows of it in full; the trainer's file; the whole glossary."""
+    out: set[tuple[str, Loc]] = {(it.path, ()) for it in edition.glossary}
+    for t in edition.trainers:
+        path = t.item.path
+        out |= {(path, (name,)) for name in ("id", "title", "order", "classes", "intro", "crucial")}
+        ids = [c.id for c, _ in t.categories()]
+        out |= {(path, ("categories", i)) for i, c in enumerate(t.trainer.categories) if c.id in ids}
+        if t.sheet():
+            out.add((path, ("strip",)))
+        for res in t.metrics:
+            out |= _shown_by_page(res)
+    return out
+
+
+def _shown_by_page(res: Resolved) -> set[tuple[str, Loc]]:
+    path = res.item.path
+    out = {(path, loc) for name, loc in res.origin.items() if name != "conformance"}
+    conformance = res.origin["conformance"]
+    out.add((path, conformance if not res.metric.conformance.checked else conformance + ("checked",)))
+    for row in res.history:
+        out |= {(path, ("variants", row.variant, name)) for name in ROW}
+        if row.detail:
+            out |= {(path, ("variants", row.variant, name)) for name in HISTORY}
+    return out
