@@ -1,7 +1,7 @@
-"""`atlas build` (validate, run snippets, render KaTeX, generate Markdown, mkdocs for every version and language)
-against a bare `mkdocs build` of the same generated Markdown, each in a new process as a user runs them.
-`atlas build` is measured cold (empty .cache/atlas: every snippet and formula runs) and warm (the usual rebuild:
-only edited snippets and formulas run). Prints medians of N runs and ratios against the bare build.
+"""`atlas build` (read, check, run snippets, render KaTeX, generate Markdown, mkdocs for every line and language,
+cheat-sheets) against a bare `mkdocs build` of the same generated Markdown, each in a new process as a user runs
+them. `atlas build` is measured cold (`--no-cache`: every snippet and formula runs) and warm (the usual rebuild).
+Prints medians of N runs and ratios against the bare build, measured in the same run.
 
     .venv/bin/python benchmarks/build_time.py [--runs 3]
 """
@@ -9,58 +9,45 @@ only edited snippets and formulas run). Prints medians of N runs and ratios agai
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import yaml
+from timing import ROOT, median, runs, shown
 
-import yaml  # noqa: E402
-
-from generator.build import build_site, generate_docs, mkdocs_config  # noqa: E402
-from generator.collect import collect  # noqa: E402
-
-
-def timed(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
+from generator.pipeline import build_site, line_docs, load_atlas, views_of
+from generator.render.i18n_pages import translation_report
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    atlas = collect(ROOT)
-    langs = atlas.config.lang_codes
+    atlas = load_atlas(ROOT)
+    langs = atlas.config.languages
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
-        # bare mkdocs on Markdown generated once, per version, exactly as the build runs it
-        prepared = []
-        for version in atlas.config.versions:
-            docs = tmp_path / "docs" / version.name
-            pages = generate_docs(atlas, version, docs, langs)
-            prepared.append((version, docs, pages))
-
-        configs = []
-        for version, docs, _ in prepared:
-            cfg = tmp_path / f"bare-{version.name}.yml"
-            cfg.write_text(yaml.safe_dump(mkdocs_config(atlas, version, docs, tmp_path / "bare" / version.name, langs),
-                                          allow_unicode=True), encoding="utf-8")
-            configs.append(cfg)
-
-        per_version: dict[str, list[float]] = {v.name: [] for v, _, _ in prepared}
+        by_line = views_of(atlas, None, langs)
+        report = translation_report(by_line[0][0])
+        # bare mkdocs on Markdown generated once, per line, exactly as the build runs it
+        configs, pages = [], {}
+        for views in by_line:
+            name = views[0].line.name
+            docs = tmp_path / "docs" / name
+            config = line_docs(views, report, docs, tmp_path / "bare" / name)
+            pages[name] = sum(1 for p in docs.rglob("*.md"))
+            path = tmp_path / f"bare-{name}.yml"
+            path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+            configs.append((name, path))
+        per_line: dict[str, list[float]] = {name: [] for name, _ in configs}
 
         def bare() -> None:
-            for (version, _, _), cfg in zip(prepared, configs, strict=True):
-                start = time.perf_counter()
-                subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(cfg)], check=True,
-                               cwd=ROOT, capture_output=True)
-                per_version[version.name].append(time.perf_counter() - start)
+            for name, path in configs:
+                per_line[name] += runs(lambda p=path: subprocess.run(
+                    [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(p)], check=True, cwd=ROOT,
+                    capture_output=True), 1)
 
         def full(cold: bool) -> None:
             extra = ["--no-cache"] if cold else []
@@ -68,24 +55,20 @@ def main() -> None:
                             "--site-dir", str(tmp_path / "full")], check=True, cwd=ROOT, capture_output=True)
 
         full(cold=False)  # fill the cache once
-        bare_times = [timed(bare) for _ in range(args.runs)]
-        warm_times = [timed(lambda: full(cold=False)) for _ in range(args.runs)]
-        cold_times = [timed(lambda: full(cold=True)) for _ in range(args.runs)]
-        inproc_times = [timed(lambda: build_site(ROOT, site_dir=tmp_path / "inproc", atlas=atlas))
-                        for _ in range(args.runs)]
-    pages = sum(p for _, _, p in prepared)
-    b, w, c, i = (statistics.median(t) for t in (bare_times, warm_times, cold_times, inproc_times))
-    print(f"versions: {[v.name for v, _, _ in prepared]}, languages: {langs}, generated pages: {pages}")
-    print(f"bare `mkdocs build` of the same Markdown (new process), median of {args.runs}: {b:.2f} s")
-    print(f"`atlas build`, warm cache (new process), median of {args.runs}: {w:.2f} s "
-          f"-> ratio {w / b:.3f}, generation adds {100 * (w / b - 1):.1f}%")
-    print(f"`atlas build --no-cache`, every snippet and formula run (new process), median of {args.runs}: {c:.2f} s "
-          f"-> ratio {c / b:.3f}, generation adds {100 * (c / b - 1):.1f}%")
-    print(f"render + mkdocs from validated models (in process), median of {args.runs}: {i:.2f} s "
-          f"-> ratio {i / b:.3f}")
-    for (version, _, pages_of_version) in prepared:
-        print(f"  per version: {version.name} ({pages_of_version} pages, 3 languages): bare mkdocs median "
-              f"{statistics.median(per_version[version.name]):.2f} s")
+        bare_times = runs(bare, args.runs)
+        warm = runs(lambda: full(cold=False), args.runs)
+        cold = runs(lambda: full(cold=True), args.runs)
+        inproc = runs(lambda: build_site(ROOT, site_dir=tmp_path / "inproc", atlas=atlas), args.runs)
+    b = median(bare_times)
+    print(f"lines: {[name for name, _ in configs]}, languages: {[lang.code for lang in langs]}, "
+          f"generated pages: {sum(pages.values())}")
+    print(f"bare `mkdocs build` of the same Markdown (new process, lines one after another): {shown(bare_times)}")
+    for label, times in (("`atlas build`, warm cache (new process)", warm),
+                         ("`atlas build --no-cache`, every snippet and formula run (new process)", cold),
+                         ("render + mkdocs + sheets from the checked atlas (in process)", inproc)):
+        print(f"{label}: {shown(times)} -> ratio {median(times) / b:.3f}, adds {100 * (median(times) / b - 1):.1f}%")
+    for name, _ in configs:
+        print(f"  line {name} ({pages[name]} pages): bare mkdocs median {median(per_line[name]):.2f} s")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-"""Time to build every cheat-sheet of one TRL version (every trainer and language, A4 and US Letter PDFs and the
-printable pages): in-process (`write_sheets`, sources already collected) and as a user runs it (`atlas pdf` in a
-new process, validation from the cache included). Prints medians of N runs and the time per PDF.
+"""Time to build every cheat-sheet of one release line (every trainer and language, A4 and US Letter PDFs and the
+printable pages): in process (`build_pdfs` from the checked atlas) and as a user runs it (`atlas pdf` in a new
+process, checking from the cache included). Prints medians of N runs and the time per PDF.
 
     .venv/bin/python benchmarks/pdf_time.py [--version 1.16] [--runs 3]
 """
@@ -8,24 +8,14 @@ new process, validation from the cache included). Prints medians of N runs and t
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from timing import ROOT, median, runs, shown
 
-from generator.collect import collect  # noqa: E402
-from generator.pdf import write_sheets  # noqa: E402
-
-
-def timed(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
+from generator.pipeline import build_pdfs, load_atlas
 
 
 def main() -> None:
@@ -33,28 +23,25 @@ def main() -> None:
     parser.add_argument("--version", help="TRL release line (default: the latest)")
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    atlas = collect(ROOT)
-    version = next(v for v in atlas.config.versions if v.name == (args.version or atlas.config.versions[0].name))
+    atlas = load_atlas(ROOT)
+    line = args.version or atlas.config.latest.name
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         written: list[Path] = []
 
         def in_process() -> None:
-            written[:] = write_sheets(atlas, [version], out / "lib")
+            written[:] = build_pdfs(atlas, out / "lib", versions=[line])
 
         def cli() -> None:
-            subprocess.run([sys.executable, "-m", "generator.cli", "--root", str(ROOT), "pdf", "--version",
-                            version.name, "--out", str(out / "cli")], check=True, cwd=ROOT, capture_output=True)
+            subprocess.run([sys.executable, "-m", "generator.cli", "--root", str(ROOT), "pdf", "--version", line,
+                            "--out", str(out / "cli")], check=True, cwd=ROOT, capture_output=True)
 
-        lib = [timed(in_process) for _ in range(args.runs)]
+        lib = runs(in_process, args.runs)
         pdfs = sum(p.suffix == ".pdf" for p in written)
-        cmd = [timed(cli) for _ in range(args.runs)]
-    lib_med, cmd_med = statistics.median(lib), statistics.median(cmd)
-    print(f"TRL {version.name}: {pdfs} PDFs + {len(written) - pdfs} printable pages, median of {args.runs} runs")
-    print(f"  write_sheets (in process): {lib_med:6.2f} s  ({lib_med / pdfs:.2f} s per PDF)  runs: "
-          + ", ".join(f"{t:.2f}" for t in lib))
-    print(f"  atlas pdf (new process):   {cmd_med:6.2f} s  ({cmd_med / pdfs:.2f} s per PDF)  runs: "
-          + ", ".join(f"{t:.2f}" for t in cmd))
+        cmd = runs(cli, args.runs)
+    print(f"TRL {line}: {pdfs} PDFs + {len(written) - pdfs} printable pages, median of {args.runs} runs")
+    print(f"  build_pdfs (in process): {shown(lib)}, {median(lib) / pdfs:.2f} s per PDF")
+    print(f"  atlas pdf (new process): {shown(cmd)}, {median(cmd) / pdfs:.2f} s per PDF")
 
 
 if __name__ == "__main__":

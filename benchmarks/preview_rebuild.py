@@ -1,6 +1,6 @@
-"""What a contributor waits for after editing one YAML: the rebuild of a one-version, one-language preview
-(`atlas serve --version X --lang Y --watch`), against a full multi-version build. Medians of N runs, warm cache,
-one metric file touched before each run.
+"""What a contributor waits for after editing one YAML: the rebuild of a one-line, one-language preview
+(`atlas serve --version X --lang Y --watch`), against a full build of every line, measured in the same run.
+Medians of N runs, warm cache, one metric file touched before each run.
 
     .venv/bin/python benchmarks/preview_rebuild.py [--runs 3] [--version 1.16] [--lang zh]
 """
@@ -8,16 +8,12 @@ one metric file touched before each run.
 from __future__ import annotations
 
 import argparse
-import statistics
-import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from timing import ROOT, median, runs, shown
 
-from generator.build import build_site  # noqa: E402
+from generator.pipeline import build_site
 
 
 def main() -> None:
@@ -28,20 +24,17 @@ def main() -> None:
     args = parser.parse_args()
     touched = ROOT / "metrics/grpo/kl.yaml"
     with tempfile.TemporaryDirectory() as tmp:
-        def run(**kw) -> float:
+        def build(**kw) -> None:
             touched.touch()
-            start = time.perf_counter()
             build_site(ROOT, site_dir=Path(tmp) / "site", **kw)
-            return time.perf_counter() - start
 
-        run(versions=[args.version], langs=[args.lang])  # warm the caches and imports
-        preview = [run(versions=[args.version], langs=[args.lang]) for _ in range(args.runs)]
-        one_version = [run(versions=[args.version]) for _ in range(args.runs)]
-        full = [run() for _ in range(args.runs)]
-    p, o, f = (statistics.median(x) for x in (preview, one_version, full))
-    print(f"preview rebuild, version {args.version}, language {args.lang}, median of {args.runs}: {p:.2f} s")
-    print(f"one version, all languages, median of {args.runs}: {o:.2f} s")
-    print(f"every version and language, median of {args.runs}: {f:.2f} s (preview is {f / p:.1f}x faster)")
+        build(versions=[args.version], langs=[args.lang])  # warm the caches and imports
+        preview = runs(lambda: build(versions=[args.version], langs=[args.lang]), args.runs)
+        one_line = runs(lambda: build(versions=[args.version]), args.runs)
+        full = runs(build, args.runs)
+    print(f"preview rebuild, line {args.version}, language {args.lang}: {shown(preview)}")
+    print(f"one line, every language: {shown(one_line)}")
+    print(f"every line and language: {shown(full)} (the preview is {median(full) / median(preview):.1f}x faster)")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from .build.docs import write_docs
 from .build.mkdocs_config import mkdocs_config
@@ -18,6 +19,7 @@ from .check import Atlas, check
 from .print.pdf import render_sheets, write_files
 from .read.config import Language
 from .read.sources import read_sources
+from .read.translations import Report
 from .render.api import metrics_api
 from .render.i18n_pages import translation_report
 from .render.pages import pages
@@ -33,11 +35,20 @@ def load_atlas(root: Path, run_snippets: bool = True, use_cache: bool = True) ->
     return check(read_sources(root), run_snippets=run_snippets, cache=cache)
 
 
-def _views(atlas: Atlas, lines: list[str] | None, langs: list[Language]) -> list[list[View]]:
+def views_of(atlas: Atlas, lines: list[str] | None, langs: list[Language]) -> list[list[View]]:
     """One view per (line, language), grouped by line: the default language first."""
     chosen = {line.name for line in select_lines(atlas.config, lines)}
     ordered = sorted(langs, key=lambda lang: not lang.default)
     return [[View(atlas, e, lang) for lang in ordered] for e in atlas.editions if e.line.name in chosen]
+
+
+def line_docs(views: list[View], report: Report, docs: Path, out: Path) -> dict[str, Any]:
+    """Write the Markdown of one line in the views' languages into ``docs``; return the mkdocs configuration that
+    builds it into ``out``."""
+    atlas, edition = views[0].atlas, views[0].edition
+    write_docs({rel: text for v in views for rel, text in pages(v, report).items()}, docs)
+    default = views[0] if views[0].lang.default else View(atlas, edition, atlas.config.default)
+    return mkdocs_config(default, docs, out, [v.lang.code for v in views])
 
 
 def build_site(root: Path, site_dir: Path | None = None, versions: list[str] | None = None,
@@ -46,7 +57,7 @@ def build_site(root: Path, site_dir: Path | None = None, versions: list[str] | N
     atlas = atlas or load_atlas(root)
     cfg = atlas.config
     chosen = cfg.select_languages(langs)
-    by_line = _views(atlas, versions, chosen)
+    by_line = views_of(atlas, versions, chosen)
     site = (site_dir or atlas.root / "site").resolve()
     work_root = atlas.root / "build"
     work_root.mkdir(exist_ok=True)
@@ -59,10 +70,7 @@ def build_site(root: Path, site_dir: Path | None = None, versions: list[str] | N
         for views in by_line:
             line = views[0].line
             docs = work / "docs" / line.name
-            write_docs({rel: text for v in views for rel, text in pages(v, report).items()}, docs)
-            default = views[0] if views[0].lang.default else View(atlas, views[0].edition, cfg.default)
-            run_mkdocs(mkdocs_config(default, docs, out / line.name, [lang.code for lang in chosen]),
-                       work / f"mkdocs-{line.name}.yml")
+            run_mkdocs(line_docs(views, report, docs, out / line.name), work / f"mkdocs-{line.name}.yml")
             api = out / line.name / "api"
             api.mkdir(parents=True, exist_ok=True)
             (api / "metrics.json").write_text(
@@ -81,5 +89,5 @@ def build_pdfs(atlas: Atlas, out: Path, versions: list[str] | None = None,
                langs: list[str] | None = None) -> list[Path]:
     """`atlas pdf`: the sheets of the chosen lines (all by default) into ``out``/<line>/; nothing else is touched,
     and nothing is written if a sheet fails."""
-    views = _views(atlas, versions, atlas.config.select_languages(langs))
+    views = views_of(atlas, versions, atlas.config.select_languages(langs))
     return write_files(render_sheets([v for line in views for v in line]), out)

@@ -1,0 +1,94 @@
+"""A trainer is data: a made-up trainer (tests/data/toy: a trainer file and two metrics) added to a copy of the
+sources, with no Python edited, gets its index, metric pages, coverage page and cheat-sheets on the lines whose
+release has it, and its settings' defaults per release. What the trainer file holds that no page shows is an
+error."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator.errors import SourceErrors
+from generator.pipeline import build_site, load_atlas
+
+from .conftest import EXEMPLAR, ROOT, copy_sources
+
+TOY = ROOT / "tests" / "data" / "toy"
+LATEST = "1.16"
+
+
+def toy_sources(dest: Path) -> Path:
+    root = copy_sources(dest, [EXEMPLAR])
+    path = root / EXEMPLAR
+    path.write_text(re.sub(r"(?m)^related: .*$", "related: []", path.read_text(encoding="utf-8")), encoding="utf-8")
+    shutil.copytree(TOY, root / "metrics" / "toy")
+    return root
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    """The checked sources with the toy trainer, and the latest line built in English and Chinese."""
+    root = toy_sources(tmp_path_factory.mktemp("toy") / "src")
+    atlas = load_atlas(root)  # every rule, the toy snippets run on their worked examples
+    site = build_site(root, site_dir=root / "site", versions=[LATEST], langs=["en", "zh"], atlas=atlas)
+    return atlas, site / LATEST
+
+
+def test_a_line_shows_the_trainer_when_its_release_has_it(toy):
+    atlas, _ = toy
+    lines = {e.line.name: [t.id for t in e.trainers] for e in atlas.editions}
+    assert lines == {"1.16": ["grpo", "toy"], "1.12": ["grpo", "toy"], "0.26": ["grpo"]}  # ToyTrainer from 1.0.0
+    toy_1_16 = atlas.edition("1.16").trainer("toy")
+    assert toy_1_16.cls.name == "ToyTrainer" and [r.metric.key for r in toy_1_16.metrics] == ["coins/heads",
+                                                                                               "coins/spread"]
+    assert [(c.option, d.value) for c, d in toy_1_16.defaults] == [("flips", "16")]
+
+
+def test_its_pages_index_coverage_and_navigation_are_built(toy):
+    _, site = toy
+    for prefix in ("", "zh/"):
+        index = (site / prefix / "toy/index.html").read_text(encoding="utf-8")
+        for key in ("coins/heads", "coins/spread"):
+            assert (site / prefix / "toy" / key / "index.html").is_file(), (prefix, key)
+        assert (site / prefix / "toy/conformance/index.html").is_file()
+        assert re.search(r"<code>flips</code></td>\s*<td><code>16</code>", index)
+    en = (site / "toy/index.html").read_text(encoding="utf-8")
+    assert "only to prove that a trainer is data" in en and 'id="coins">Coin flips' in en and "Their spread" in en
+    zh = (site / "zh/toy/index.html").read_text(encoding="utf-8")
+    assert "玩具训练器" in zh and "抛硬币" in zh
+    home = (site / "index.html").read_text(encoding="utf-8")
+    assert "<code>ToyTrainer</code>" in home and ">TOY<" in home.replace("\n", "").replace(" ", "")
+    page = (site / "toy/coins/heads/index.html").read_text(encoding="utf-8")
+    assert "<code>ToyTrainer</code> · TRL 1.16.0" in page and "0.75" in page
+
+
+def test_its_cheat_sheets_are_printed(toy):
+    _, site = toy
+    for lang in ("en", "zh"):
+        for size in ("a4", "letter"):
+            assert (site / f"cheatsheets/toy.{lang}.{size}.pdf").stat().st_size > 1000
+    sheet = (site / "cheatsheets/toy/index.html").read_text(encoding="utf-8")
+    assert "Heads or tails?" in sheet and "<code>flips=16</code>" in sheet and "ToyTrainer" in sheet
+
+
+def test_the_version_page_says_where_the_trainer_does_not_exist_yet(toy):
+    _, site = toy
+    html = (site / "versions/index.html").read_text(encoding="utf-8")
+    row = re.search(r"<td>0\.29\.1</td>(.*?)</tr>", html, re.S).group(1)
+    assert "<code>ToyTrainer</code> does not exist in this release yet" in row
+    assert "ToyTrainer" not in re.search(r"<td>1\.0\.0</td>(.*?)</tr>", html, re.S).group(1)
+
+
+def test_a_category_without_a_metric_is_dead_text(tmp_path):
+    root = toy_sources(tmp_path / "src")
+    (root / "metrics/toy/coins/spread.yaml").unlink()
+    with pytest.raises(SourceErrors) as exc:
+        load_atlas(root, run_snippets=False, use_cache=False)
+    lines = [str(e) for e in exc.value.errors]
+    text = (root / "metrics/toy/trainer.yaml").read_text(encoding="utf-8")
+    line = text[: text.index("  - id: spread")].count("\n") + 1
+    assert lines == [f"metrics/toy/trainer.yaml:{line}: categories[1]: shown on no page or cheat-sheet: no metric "
+                     "of this category is logged by the release of any line; remove it"], lines
