@@ -61,7 +61,8 @@ def test_katex_is_visible_without_javascript_rendering(browser, site_url):
     assert formula.is_visible()
     box = formula.bounding_box()
     assert box and box["width"] > 100 and box["height"] > 20
-    assert pg.evaluate("document.fonts.check('16px KaTeX_Main')")
+    # once the fonts the page uses have loaded (a busy machine may still be loading them), KaTeX's is among them
+    assert pg.evaluate("document.fonts.ready.then(() => document.fonts.check('16px KaTeX_Main'))")
     context.close()
 
 
