@@ -1,81 +1,87 @@
-"""The recorded GRPOTrainer runs of each TRL release, made once per test session.
+"""The recorded runs of each (trainer, TRL release), made once per test session.
 
-Each release's runs execute in a subprocess with that release's interpreter (``envs.py``) and land in one file in
-a folder the whole session shares. As soon as a test asks for runs, the recordings of every release the selected
-tests name (``@pytest.mark.trl(release, ...)``) start side by side in the background; a file lock per release makes
-sure exactly one process of the session (pytest-xdist workers included) records it, while the others wait for its
-file. This does not rely on ``--dist loadgroup`` keeping a release's tests on one worker (with pytest 9.2 and
-pytest-xdist 3.8 it does not: xdist sets ``item._nodeid``, which pytest 9 no longer reads).
+A trainer's runs of one release execute in a subprocess with that release's interpreter (``envs.py``,
+``record.py``) and land in one file in a folder the whole session shares. As soon as a test asks for runs, the
+recordings that the selected tests name (``@pytest.mark.records(trainer, release, ...)``, see ``cases.uses``) start
+side by side in the background; ``tests.shared.once`` makes sure exactly one process of the session (pytest-xdist
+workers included) records each, while the others wait for its file. This does not rely on ``--dist loadgroup``
+keeping a release's tests on one worker (with pytest 9.2 and pytest-xdist 3.8 it does not: xdist sets
+``item._nodeid``, which pytest 9 no longer reads).
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
-from .envs import EnvError, file_lock, record_runs
-from .records import Run, load_runs
+from ..shared import once, session_folder
+from .driver import Run, load_runs
+from .envs import EnvError, record_runs
+from .trainers import package
 
-NEEDED = pytest.StashKey[list[str]]()
+NEEDED = pytest.StashKey[list[tuple[str, str]]]()
+RUNS_FILE = "runs.pt"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "trl(*releases): the TRL releases whose recorded runs the test reads")
+    config.addinivalue_line("markers", "records(trainer, *releases): the recorded runs of the trainer the test reads")
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    needed: list[str] = []
+    needed: list[tuple[str, str]] = []
     for item in session.items:
-        for mark in item.iter_markers("trl"):
-            needed += [r for r in mark.args if r not in needed]
+        for mark in item.iter_markers("records"):
+            trainer, *releases = mark.args
+            needed += [(trainer, r) for r in releases if (trainer, r) not in needed]
     session.config.stash[NEEDED] = needed
 
 
 class Recordings:
-    """``get(release)``: every run of that release by name, recorded by whichever process of the session locks first."""
+    """``get(trainer, release)``: every run of that trainer in that release by name, recorded by whichever process
+    of the session comes first."""
 
-    def __init__(self, folder: Path):
-        self.folder = folder
-        self.loaded: dict[str, dict[str, Run]] = {}
-        self.started: set[str] = set()
+    def __init__(self, factory: pytest.TempPathFactory):
+        self.factory = factory
+        self.loaded: dict[tuple[str, str], dict[str, Run]] = {}
+        self.started: set[tuple[str, str]] = set()
 
-    def _ensure(self, release: str) -> None:
-        """Record the release unless done (or failed) already; blocks while another thread or process records it."""
-        path, failed = self.folder / f"trl-{release}.pt", self.folder / f"trl-{release}.failed"
-        with file_lock(self.folder / f"trl-{release}.lock"):
-            if path.exists() or failed.exists():
-                return
+    def _record(self, trainer: str, release: str):
+        """The folder holding the runs file; blocks while another thread or process records it."""
+
+        def make(folder):
+            folder.mkdir(parents=True)
+            record_runs(trainer, release, folder / RUNS_FILE)
+
+        return once(self.factory, f"{trainer}-trl-{release}", make)
+
+    def _background(self, trainer: str, release: str) -> None:
+        try:
+            self._record(trainer, release)
+        except (Exception, pytest.fail.Exception):  # recorded by `once`: the tests that read the runs report it
+            pass
+
+    def start(self, needed: list[tuple[str, str]]) -> None:
+        for pair in needed:
+            if pair not in self.started:
+                self.started.add(pair)
+                threading.Thread(target=self._background, args=pair, daemon=True).start()
+
+    def get(self, trainer: str, release: str) -> dict[str, Run]:
+        if (trainer, release) not in self.loaded:
             try:
-                record_runs(release, path)
+                folder = self._record(trainer, release)
             except (EnvError, OSError) as exc:
-                failed.write_text(f"trl {release}: {exc}")
-
-    def start(self, releases: list[str]) -> None:
-        for release in releases:
-            if release not in self.started:
-                self.started.add(release)
-                threading.Thread(target=self._ensure, args=(release,), daemon=True).start()
-
-    def get(self, release: str) -> dict[str, Run]:
-        if release not in self.loaded:
-            self._ensure(release)
-            failed = self.folder / f"trl-{release}.failed"
-            if failed.exists():
-                pytest.fail(failed.read_text(), pytrace=False)
-            self.loaded[release] = load_runs(self.folder / f"trl-{release}.pt")
-        return self.loaded[release]
+                pytest.fail(f"{trainer}, trl {release}: {exc}", pytrace=False)
+            self.loaded[trainer, release] = load_runs(folder / RUNS_FILE, package(trainer).RECORDS)
+        return self.loaded[trainer, release]
 
 
 @pytest.fixture(scope="session")
-def recorded(request, tmp_path_factory) -> Iterator[Callable[[str], dict[str, Run]]]:
-    """``recorded(release)``: every run of that TRL release, by name."""
-    folder = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        folder = folder.parent  # the session's folder, above the per-worker ones
-    recordings = Recordings(folder)
+def recorded(request, tmp_path_factory) -> Iterator[Callable[[str, str], dict[str, Run]]]:
+    """``recorded(trainer, release)``: every run of that trainer in that TRL release, by name."""
+    session_folder(tmp_path_factory)  # made here, before any thread asks for it
+    recordings = Recordings(tmp_path_factory)
     recordings.start(request.config.stash.get(NEEDED, []))
     yield recordings.get

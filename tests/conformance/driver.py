@@ -215,7 +215,7 @@ def compare(res: Resolved, release: str, adapter: Adapter, runs: dict[str, Run])
                     out.errors.append(f"{out.where}: {at}: snippet returned a list {got!r}, TRL logged one number")
                     continue
                 if not isinstance(key_or_keys, str) and (not isinstance(got, list) or len(got) != len(keys_here)):
-                    out.errors.append(f"{out.where}: {at}: snippet returned {got!r}, expected one value per {keys_here}")
+                    out.errors.append(f"{out.where}: {at}: snippet returned {got!r}, expected one per {keys_here}")
                     continue
                 values = [got] if isinstance(key_or_keys, str) else got
                 for key, value in zip(keys_here, values, strict=True):

@@ -1,4 +1,4 @@
-"""One pinned virtualenv per TRL release under test, and the recording of that release's runs in a subprocess.
+"""One pinned virtualenv per TRL release under test, and the recording of a trainer's runs in a subprocess.
 
 A release with a lock file ``tests/conformance/requirements-trl-<release>.txt`` gets its own virtualenv in
 ``.cache/atlas/venvs/trl-<release>`` (git-ignored), created on first use and re-created when the lock file or the
@@ -8,8 +8,6 @@ The project's own release (``requirements.txt``, the interpreter running the tes
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -17,9 +15,10 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
+
+from ..shared import file_lock
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -35,18 +34,6 @@ class EnvError(RuntimeError):
 
 def lock_file(release: str) -> Path:
     return HERE / f"requirements-trl-{release}.txt"
-
-
-@contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """An exclusive lock shared by every process on this machine (pytest-xdist workers, parallel sessions)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _stamp(lock: Path) -> str:
@@ -143,13 +130,14 @@ def _release_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
 
 
-def record_runs(release: str, out: Path) -> float:
-    """Run every GRPOTrainer run of ``release`` in its interpreter, write them to ``out``; return the seconds."""
+def record_runs(trainer: str, release: str, out: Path) -> float:
+    """Record every run of ``trainer`` for ``release`` in that release's interpreter (``record.py``) into ``out``;
+    return the seconds it took."""
     python = python_for(release)
     log = out.with_suffix(".log")
     start = time.perf_counter()
     _run(
-        [python, "-m", "tests.conformance.trl_runs", "--trl-version", release, "--out", str(out)],
+        [python, "-m", "tests.conformance.record", "--trainer", trainer, "--trl-version", release, "--out", str(out)],
         log,
         RUN_TIMEOUT_S,
         cwd=ROOT,
