@@ -1,7 +1,7 @@
 """A trainer is data: a made-up trainer (tests/data/toy: a trainer file and two metrics) added to a copy of the
 sources, with no Python edited, gets its index, metric pages, coverage page and cheat-sheets on the lines whose
-release has it, and its settings' defaults per release. What the trainer file holds that no page shows is an
-error."""
+release has it, and its settings' defaults per release; a line after its removal points to the last line that has
+it. What the trainer file holds that no page shows is an error."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from generator.pipeline import build_site, load_atlas
 from .conftest import EXEMPLAR, ROOT, copy_sources
 
 TOY = ROOT / "tests" / "data" / "toy"
-LATEST = "1.16"
+LATEST = "1.16"  # ToyTrainer was removed in 1.14.0
+LINE = "1.12"  # the last line that has it
 
 
 def toy_sources(dest: Path) -> Path:
@@ -30,21 +31,22 @@ def toy_sources(dest: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):
-    """The checked sources with the toy trainer, and the latest line built in English and Chinese."""
+    """The checked sources with the toy trainer, and the lines 1.16 and 1.12 built in English and Chinese."""
     root = toy_sources(tmp_path_factory.mktemp("toy") / "src")
     atlas = load_atlas(root)  # every rule, the toy snippets run on their worked examples
-    site = build_site(root, site_dir=root / "site", versions=[LATEST], langs=["en", "zh"], atlas=atlas)
-    return atlas, site / LATEST
+    site = build_site(root, site_dir=root / "site", versions=[LATEST, LINE], langs=["en", "zh"], atlas=atlas)
+    return atlas, site / LINE
 
 
 def test_a_line_shows_the_trainer_when_its_release_has_it(toy):
     atlas, _ = toy
     lines = {e.line.name: [t.id for t in e.trainers] for e in atlas.editions}
-    assert lines == {"1.16": ["grpo", "toy"], "1.12": ["grpo", "toy"], "0.26": ["grpo"]}  # ToyTrainer from 1.0.0
-    toy_1_16 = atlas.edition("1.16").trainer("toy")
-    assert toy_1_16.cls.name == "ToyTrainer" and [r.metric.key for r in toy_1_16.metrics] == ["coins/heads",
-                                                                                               "coins/spread"]
-    assert [(c.option, d.value) for c, d in toy_1_16.defaults] == [("flips", "16")]
+    assert lines == {"1.16": ["grpo"], "1.12": ["grpo", "toy"], "0.26": ["grpo"]}  # ToyTrainer: 1.0.0 to 1.14.0
+    toy = atlas.edition(LINE).trainer("toy")
+    assert toy.cls.name == "ToyTrainer" and [r.metric.key for r in toy.metrics] == ["coins/heads", "coins/spread"]
+    assert [(c.option, d.value) for c, d in toy.defaults] == [("flips", "16")]
+    assert [(g.id, g.last.name) for g in atlas.edition(LATEST).removed] == [("toy", LINE)]
+    assert atlas.edition("0.26").removed == ()  # not yet there is not removed
 
 
 def test_its_pages_index_coverage_and_navigation_are_built(toy):
@@ -62,7 +64,18 @@ def test_its_pages_index_coverage_and_navigation_are_built(toy):
     home = (site / "index.html").read_text(encoding="utf-8")
     assert "<code>ToyTrainer</code>" in home and ">TOY<" in home.replace("\n", "").replace(" ", "")
     page = (site / "toy/coins/heads/index.html").read_text(encoding="utf-8")
-    assert "<code>ToyTrainer</code> · TRL 1.16.0" in page and "0.75" in page
+    assert "<code>ToyTrainer</code> · TRL 1.12.0" in page and "0.75" in page
+
+
+def test_a_line_after_its_removal_points_to_its_last_line(toy):
+    _, site = toy
+    latest = site.parent / LATEST
+    assert not (latest / "toy/coins/heads/index.html").exists()
+    for prefix in ("", "zh/"):
+        page = (latest / prefix / "toy/index.html").read_text(encoding="utf-8")
+        assert f'href="/{LINE}/{prefix}toy/"' in page and "1.14.0" in page, prefix
+    home = (latest / "index.html").read_text(encoding="utf-8")
+    assert "<code>ToyTrainer</code></a>: removed in TRL 1.14.0" in home
 
 
 def test_its_cheat_sheets_are_printed(toy):

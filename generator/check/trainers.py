@@ -29,7 +29,13 @@ def check_trainers(trainers: dict[str, Loaded], metrics: Sequence[Loaded]) -> li
     for item in metrics:
         m = item.model
         trainer = trainers.get(m.trainer)
-        if trainer is not None and release_key(m.since) < release_key(trainer.model.since):
+        if trainer is None:
+            continue
+        t = trainer.model
+        if release_key(m.since) < release_key(t.since):
             errors.append(err(item.doc, ("since",), f"since {m.since} is before {trainer.path} has the trainer "
-                                                    f"(from {trainer.model.since})"))
+                                                    f"(from {t.since})"))
+        if t.until is not None and (m.until is None or release_key(m.until) > release_key(t.until)):
+            errors.append(err(item.doc, ("until",), f"until {m.until or '(open)'} is after {trainer.path} removes "
+                                                    f"the trainer (in {t.until})"))
     return errors

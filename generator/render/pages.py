@@ -9,7 +9,7 @@ from .i18n_pages import render_guide, render_status
 from .metric_page import render_metric
 from .sheet import has_sheets, render_cheatsheets_page
 from .site_pages import render_home, render_which_version
-from .trainer_pages import index_doc, render_coverage, render_trainer_index
+from .trainer_pages import index_doc, render_coverage, render_removed, render_trainer_index
 from .view import View
 
 
@@ -24,6 +24,8 @@ def pages(view: View, report: Report) -> dict[str, str]:
         out[f"{trainer.id}/conformance.md"] = render_coverage(view, trainer)
         for res in trainer.metrics:
             out[paths.metric_doc(res.metric)] = render_metric(view, trainer, res)
+    for gone in view.edition.removed:
+        out[f"{gone.id}/index.md"] = render_removed(view, gone)
     if view.edition.glossary:
         out[f"{paths.GLOSSARY}/index.md"] = render_glossary_index(view)
         for item in view.edition.glossary:

@@ -11,8 +11,10 @@ from .view import View
 def render_home(view: View) -> str:
     trainers = [{"class_": t.cls.name, "href": f"{t.id}/index.md", "count": len(t.metrics)}
                 for t in view.edition.trainers]
+    removed = [{"class_": gone.trainer.classes[-1].name, "href": f"{gone.id}/index.md",
+                "until": gone.trainer.until} for gone in view.edition.removed]
     return MARKDOWN.get_template("home.md.j2").render(**view.base(
-        trainers=trainers, edit_url=view.edit_url(f"locales/{view.lang.code}/ui.yaml")))
+        trainers=trainers, removed=removed, edit_url=view.edit_url(f"locales/{view.lang.code}/ui.yaml")))
 
 
 def render_which_version(view: View) -> str:

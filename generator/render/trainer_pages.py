@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..resolve.edition import TrainerEdition
+from ..resolve.edition import Removed, TrainerEdition
 from ..resolve.variants import Resolved
 from . import paths
 from .env import MARKDOWN
@@ -45,3 +45,11 @@ def render_coverage(view: View, trainer: TrainerEdition) -> str:
     return MARKDOWN.get_template("coverage.md.j2").render(**view.base(
         trainer=trainer.trainer, cls=trainer.cls, rows=rows, **_counts(trainer),
         edit_url=view.edit_url(f"metrics/{trainer.id}/")))
+
+
+def render_removed(view: View, gone: Removed) -> str:
+    """The index page of a trainer that the line's release no longer has: where its pages are."""
+    last = gone.trainer.classes[-1]
+    href = f"{paths.line_path(view.config, gone.last)}{view.lang.prefix}{gone.id}/"
+    return MARKDOWN.get_template("trainer_removed.md.j2").render(**view.base(
+        trainer=gone.trainer, cls=last, last=gone.last, href=href, edit_url=view.edit_url(gone.item.path)))

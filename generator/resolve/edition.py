@@ -66,13 +66,30 @@ class TrainerEdition:
 
 
 @dataclass(frozen=True)
+class Removed:
+    """A trainer that TRL removed before a line's release: that line points its readers to the last line that has
+    it."""
+
+    item: Loaded  # trainer.yaml
+    last: Line  # the newest line whose release still has it
+
+    @property
+    def trainer(self) -> Trainer:
+        return self.item.model
+
+    @property
+    def id(self) -> str:
+        return self.trainer.id
+
+
+@dataclass(frozen=True)
 class Edition:
     """Everything the site shows for one release line."""
 
     line: Line
     lines: tuple[Line, ...]  # every line of the site, newest first
     trainers: tuple[TrainerEdition, ...]  # in `order`
-    all_trainers: tuple[Loaded, ...]  # every trainer file, including those absent from this line
+    removed: tuple[Removed, ...]  # trainers removed before this line's release, in `order`
     glossary: tuple[Loaded, ...]
 
     @property
@@ -121,7 +138,7 @@ def editions(config: Config, trainers: Iterable[Loaded], metrics: Iterable[Loade
     out (`check` reports them)."""
     trainers = sorted(trainers, key=lambda t: (t.model.order, t.model.id))
     metrics, glossary, lines = list(metrics), tuple(glossary), tuple(config.versions)
-    out = []
+    shown: dict[str, tuple[TrainerEdition, ...]] = {}
     for line in lines:
         on_line = []
         for t in trainers:
@@ -132,7 +149,18 @@ def editions(config: Config, trainers: Iterable[Loaded], metrics: Iterable[Loade
             found = [replace(res, history=_history(res, lines)) for res in found]
             defaults = tuple((c, d) for c in t.model.crucial for d in c.defaults if in_range(line.trl, d.from_, d.to))
             on_line.append(TrainerEdition(t, cls, _index_order(t.model, found), defaults))
-        out.append(Edition(line, lines, tuple(on_line), tuple(trainers), glossary))
+        shown[line.name] = tuple(on_line)
+    out = []
+    for line in lines:
+        removed = []
+        for t in trainers:
+            until = t.model.until
+            if until is None or not in_range(line.trl, until, None):
+                continue
+            last = next((ln for ln in lines if any(te.id == t.model.id for te in shown[ln.name])), None)
+            if last is not None:
+                removed.append(Removed(t, last))
+        out.append(Edition(line, lines, shown[line.name], tuple(removed), glossary))
     return tuple(out)
 
 
@@ -150,6 +178,7 @@ def shown(edition: Edition) -> set[tuple[str, Loc]]:
             out.add((path, ("strip",)))
         for res in t.metrics:
             out |= _shown_by_page(res)
+    out |= {(gone.item.path, ("title",)) for gone in edition.removed}
     return out
 
 
