@@ -7,12 +7,16 @@ side by side in the background; ``tests.shared.once`` makes sure exactly one pro
 workers included) records each, while the others wait for its file. This does not rely on ``--dist loadgroup``
 keeping a release's tests on one worker (with pytest 9.2 and pytest-xdist 3.8 it does not: xdist sets
 ``item._nodeid``, which pytest 9 no longer reads).
+
+Every test below this folder (a trainer package's own tests included) is marked ``conformance``, so that
+``-m "not conformance"`` leaves out all that needs a real TRL.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -23,10 +27,18 @@ from .trainers import package
 
 NEEDED = pytest.StashKey[list[tuple[str, str]]]()
 RUNS_FILE = "runs.pt"
+HERE = Path(__file__).resolve().parent
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "records(trainer, *releases): the recorded runs of the trainer the test reads")
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.is_relative_to(HERE):
+            item.add_marker(pytest.mark.conformance)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -32,11 +32,9 @@ from .envs import run_python
 from .trainers import HERE as PACKAGES
 from .trainers import package
 
-pytestmark = pytest.mark.conformance
-
 
 def _metric_files(trainer: str) -> list:
-    """Every metric file of ``trainer`` (on a line or not), by id."""
+    """Every metric file of ``trainer`` (on a line or not), by path."""
     return sorted((it for it in real_atlas().sources.metrics if it.model.trainer == trainer), key=lambda it: it.path)
 
 
@@ -77,7 +75,7 @@ def runs(line: TrainerLine, recorded) -> dict[str, Run]:
     return recorded(line.trainer, line.release)
 
 
-def _adapter_file(trainer: str) -> str:
+def _package_dir(trainer: str) -> str:
     return f"tests/conformance/trainers/{trainer}/"
 
 
@@ -96,7 +94,7 @@ def test_snippet_reproduces_trl(checked_case: tuple[TrainerLine, Resolved], reco
     adapter = line.package.ADAPTERS.get(line.release, {}).get(res.id)
     if adapter is None:
         pytest.fail(f"{where(res, 'conformance')}: {res.id} is conformance.checked: true for trl {line.release}, "
-                    f"but {_adapter_file(line.trainer)} has no adapter for it on that release", pytrace=False)
+                    f"but {_package_dir(line.trainer)} has no adapter for it on that release", pytrace=False)
     out = compare(res, line.release, adapter, recorded(line.trainer, line.release))
     _fail_if(out.errors + out.mismatches)
     _fail_if([f"{out.where}: nothing was compared for trl {line.release}"] if not out.compared else [])
@@ -113,7 +111,7 @@ def test_older_and_latest_snippets_are_told_apart(told_apart_case: tuple[Trainer
     old, new = line.edition.metric(metric_id), latest_line.edition.metric(metric_id)
     why = line.package.TOLD_APART[line.release][metric_id]
     if old is None or new is None:
-        pytest.fail(f"{_adapter_file(line.trainer)}: TOLD_APART names {metric_id}, which must exist in "
+        pytest.fail(f"{_package_dir(line.trainer)}: TOLD_APART names {metric_id}, which must exist in "
                     f"trl {line.release} and {latest_line.release}", pytrace=False)
     if old.metric.snippet.code == new.metric.snippet.code:
         pytest.fail(f"{where(old)}: the page for trl {line.release} uses the trl {latest_line.release} snippet, but "
@@ -138,9 +136,9 @@ def test_tables_name_only_lines_and_pages(trainer: str) -> None:
     since removed would go unchecked), and TOLD_APART only older lines."""
     pkg, lines = package(trainer), trainer_lines(trainer)
     releases = [tl.release for tl in lines]
-    problems = [f"{_adapter_file(trainer)}: ADAPTERS has a table for trl {r}, which no site line showing "
+    problems = [f"{_package_dir(trainer)}: ADAPTERS has a table for trl {r}, which no site line showing "
                 f"{trainer} is on (lines: {releases})" for r in sorted(set(pkg.ADAPTERS) - set(releases))]
-    problems += [f"{_adapter_file(trainer)}: TOLD_APART has a row for trl {r}, which is not an older site line "
+    problems += [f"{_package_dir(trainer)}: TOLD_APART has a row for trl {r}, which is not an older site line "
                  f"showing {trainer} (older lines: {releases[1:]})"
                  for r in sorted(set(pkg.TOLD_APART) - set(releases[1:]))]
     _fail_if(problems)
@@ -184,7 +182,7 @@ def test_checked_exactly_where_an_adapter_exists(line: TrainerLine) -> None:
         if res is None:
             if mid in adapters:
                 problems.append(
-                    f"{_adapter_file(line.trainer)}: an adapter for {mid} on trl {line.release}, which does not "
+                    f"{_package_dir(line.trainer)}: an adapter for {mid} on trl {line.release}, which does not "
                     f"log it ({it.path}:{it.line('since')}: since {it.model.since}, until {it.model.until})"
                 )
             continue
@@ -193,7 +191,7 @@ def test_checked_exactly_where_an_adapter_exists(line: TrainerLine) -> None:
         if not res.metric.conformance.checked and mid in adapters:
             problems.append(f"{where(res, 'conformance')}: checked: false for trl {line.release}, but an adapter "
                             "exists")
-    problems += [f"{_adapter_file(line.trainer)}: an adapter for {mid}, which has no metrics/{line.trainer} page"
+    problems += [f"{_package_dir(line.trainer)}: an adapter for {mid}, which has no metrics/{line.trainer} page"
                  for mid in sorted(set(adapters) - {it.model.id for it in files})]
     _fail_if(problems)
 
