@@ -197,3 +197,4 @@ def test_the_trainer_index_introduces_the_trainer_and_its_release_defaults(built
     assert re.search(r"<code>use_bias_correction_kl</code></td>\s*<td><code>False</code>", settings["0.26"])
     zh = (built_site / "1.16/zh/grpo/index.html").read_text(encoding="utf-8")
     assert "组相对策略优化" in zh and "改变曲线含义的设置" in zh
+    assert "<code>from trl import GRPOTrainer, GRPOConfig</code>" in index["1.16"]

@@ -38,13 +38,8 @@ class HistoryRow:
 
 
 @dataclass(frozen=True)
-class TrainerEdition:
-    """A trainer on one line: its class in that release and its metrics in index order."""
-
+class _OfTrainer:
     item: Loaded  # trainer.yaml
-    cls: TrainerClass
-    metrics: tuple[Resolved, ...]  # by category, then `order`, then key
-    defaults: tuple[tuple[Crucial, Default], ...]  # the crucial settings with their default in that release
 
     @property
     def trainer(self) -> Trainer:
@@ -53,6 +48,15 @@ class TrainerEdition:
     @property
     def id(self) -> str:
         return self.trainer.id
+
+
+@dataclass(frozen=True)
+class TrainerEdition(_OfTrainer):
+    """A trainer on one line: its class in that release and its metrics in index order."""
+
+    cls: TrainerClass
+    metrics: tuple[Resolved, ...]  # by category, then `order`, then key
+    defaults: tuple[tuple[Crucial, Default], ...]  # the crucial settings with their default in that release
 
     def categories(self) -> list[tuple[Category, list[Resolved]]]:
         """The categories that hold a metric on this line, in reading order, with their metrics."""
@@ -66,20 +70,11 @@ class TrainerEdition:
 
 
 @dataclass(frozen=True)
-class Removed:
+class Removed(_OfTrainer):
     """A trainer that TRL removed before a line's release: that line points its readers to the last line that has
     it."""
 
-    item: Loaded  # trainer.yaml
     last: Line  # the newest line whose release still has it
-
-    @property
-    def trainer(self) -> Trainer:
-        return self.item.model
-
-    @property
-    def id(self) -> str:
-        return self.trainer.id
 
 
 @dataclass(frozen=True)
