@@ -49,6 +49,7 @@ schema: $(VENV)/.installed
 	$(ATLAS) schema -o metrics/schema.json
 	$(ATLAS) schema --glossary -o glossary/schema.json
 	$(ATLAS) schema --trainer -o metrics/trainer.schema.json
+	$(ATLAS) schema --explainer -o metrics/explainer.schema.json
 
 check: $(VENV)/.installed node_modules/.installed
 	$(ATLAS) check

@@ -123,19 +123,20 @@ def cmd_i18n_stamp(args: argparse.Namespace) -> int:
 
 
 def schema_of(kind: str) -> dict[str, Any]:
-    """The JSON Schema of one kind of source file: ``metric``, ``glossary`` or ``trainer``."""
+    """The JSON Schema of one kind of source file: ``metric``, ``glossary``, ``trainer`` or ``explainer``."""
+    from .read.explainer import Explainer
     from .read.glossary import GlossaryEntry
     from .read.load import json_schema
     from .read.metric import Metric
     from .read.trainer import Trainer
 
     model, title = {"metric": (Metric, "metric"), "glossary": (GlossaryEntry, "glossary entry"),
-                    "trainer": (Trainer, "trainer")}[kind]
+                    "trainer": (Trainer, "trainer"), "explainer": (Explainer, "explainer")}[kind]
     return json_schema(model, f"RL Metrics Atlas {title}")
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    kind = "glossary" if args.glossary else "trainer" if args.trainer else "metric"
+    kind = next((k for k in ("glossary", "trainer", "explainer") if getattr(args, k)), "metric")
     text = json.dumps(schema_of(kind), indent=2, ensure_ascii=False)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
@@ -198,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("schema", help="print the JSON Schema of a metric file (or of a glossary entry)")
     p.add_argument("--glossary", action="store_true", help="the schema of a glossary entry instead of a metric")
     p.add_argument("--trainer", action="store_true", help="the schema of a trainer file instead of a metric")
+    p.add_argument("--explainer", action="store_true", help="the schema of an explainer page instead of a metric")
     p.add_argument("--output", "-o", help="write to this file")
     p.set_defaults(func=cmd_schema)
     args = parser.parse_args(argv)

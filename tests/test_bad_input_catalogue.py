@@ -442,6 +442,20 @@ def crucial_default_not_a_release(root, _):
     return Expect(line, r"crucial[0].defaults[1].from", r"^'0\.19\.7' is not a TRL release \(did you mean ", TRAINER)
 
 
+def explainer_of_an_unknown_metric(root, _):
+    key = re.search(r"^key: (.*)$", _text(root), re.M).group(1)
+    rel = "metrics/grpo/explainers/clipping.yaml"
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text(
+        "id: clipping\ntrainer: grpo\ntitle: {en: Clipping, zh: 裁剪, vi: Phép cắt}\n"
+        "summary: {en: What is clipped., zh: 裁剪了什么。, vi: Cái gì bị cắt.}\n"
+        "body: {en: Both sides., zh: 两侧。, vi: Hai phía.}\n"
+        f"metrics: [grpo/{key}, grpo/{key}x]\nsources: [{{title: TRL, url: 'https://github.com/huggingface/trl'}}]\n",
+        encoding="utf-8")
+    k = re.escape(key)
+    return Expect(6, "metrics[1]", rf"^unknown metric 'grpo/{k}x' \(did you mean 'grpo/{k}'\?\)$", rel)
+
+
 def two_default_languages(root, _):
     text = _text(root, "atlas.yml")
     (root / "atlas.yml").write_text(text.replace("status: complete}", "status: complete, default: true}", 1),
@@ -546,7 +560,7 @@ CASES: dict[str, Callable[[Path, pytest.MonkeyPatch], Expect]] = {
         dangling_reference_in_variant,
         dead_text_in_a_range_no_line_shows, reason_of_a_checked_metric,
         trainer_misspelled_field, trainer_id_not_its_folder, trainer_classes_leave_a_gap,
-        crucial_default_not_a_release, two_default_languages,
+        crucial_default_not_a_release, explainer_of_an_unknown_metric, two_default_languages,
         since_not_a_release, variant_ranges_overlap, variant_ranges_gap, variant_not_a_release,
         config_misspelled_field, ui_not_a_mapping, ui_misspelled_string, ui_string_not_text,
         term_base_misspelled_field, stamp_not_two_fingerprints,

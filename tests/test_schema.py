@@ -13,11 +13,14 @@ from .conftest import ROOT
 
 # kind -> the committed schema, and the `atlas schema` flag that writes it
 SCHEMAS = {"metric": ("metrics/schema.json", []), "glossary": ("glossary/schema.json", ["--glossary"]),
-           "trainer": ("metrics/trainer.schema.json", ["--trainer"])}
+           "trainer": ("metrics/trainer.schema.json", ["--trainer"]),
+           "explainer": ("metrics/explainer.schema.json", ["--explainer"])}
 
 
 def _kind(rel: str) -> str:
-    return "glossary" if rel.startswith("glossary/") else "trainer" if rel.endswith("/trainer.yaml") else "metric"
+    if rel.startswith("glossary/"):
+        return "glossary"
+    return "trainer" if rel.endswith("/trainer.yaml") else "explainer" if "/explainers/" in rel else "metric"
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -51,7 +54,8 @@ def test_source_file_declares_the_schema_for_editors(source_file):
 
 @pytest.mark.parametrize(("kind", "required"), [("metric", {"key", "trainer", "formula", "snippet", "healthy"}),
                                                 ("glossary", {"id", "term", "short", "definition"}),
-                                                ("trainer", {"id", "classes", "intro", "categories"})])
+                                                ("trainer", {"id", "classes", "intro", "categories"}),
+                                                ("explainer", {"id", "trainer", "title", "body", "metrics"})])
 def test_schema_rejects_unknown_fields_for_editors(kind, required):
     exported = schema_of(kind)
     assert exported["additionalProperties"] is False

@@ -21,14 +21,16 @@ DEVICES = [
 
 
 def snippets() -> list[tuple]:
-    """(file, location, snippet) of every snippet in the sources."""
-    return [(it, loc, snip) for it in real_sources().metrics for loc, snip, _ in each(it.model, "snippet")]
+    """(file, location, snippet) of every snippet in the sources: metrics (their variants too) and explainers."""
+    src = real_sources()
+    return [(it, loc, snip) for it in src.metrics + src.explainers for loc, snip, _ in each(it.model, "snippet")]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "snippet_case" in metafunc.fixturenames:
         cases = snippets()
-        ids = [f"{it.model.id}" + ("" if var is None else f"@{it.model.variants[var].from_}")
+        ids = [f"{getattr(it.model, 'trainer', '')}/{it.model.id}" if "/explainers/" in it.path else
+               f"{it.model.id}" + ("" if var is None else f"@{it.model.variants[var].from_}")
                for it, loc, _ in cases for var in [loc[1] if loc[0] == "variants" else None]]
         metafunc.parametrize("snippet_case", cases, ids=ids)
 
@@ -43,7 +45,7 @@ def _no_tf32():
 def test_every_metric_file_loaded():
     src = real_sources()
     assert not src.errors, "\n".join(map(str, src.errors))
-    assert len(src.metrics) == len(list((ROOT / "metrics").rglob("*.yaml"))) - len(src.trainers)
+    assert len(src.metrics) + len(src.trainers) + len(src.explainers) == len(list((ROOT / "metrics").rglob("*.yaml")))
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -78,6 +78,19 @@ def test_a_line_after_its_removal_points_to_its_last_line(toy):
     assert "<code>ToyTrainer</code></a>: removed in TRL 1.14.0" in home
 
 
+def test_its_explainer_is_a_page_linked_from_the_keys_it_explains(toy):
+    atlas, site = toy
+    assert [e.model.id for e in atlas.edition(LINE).trainer("toy").explainers] == ["odds"]
+    for prefix in ("", "zh/"):
+        page = (site / prefix / "toy/explainers/odds/index.html").read_text(encoding="utf-8")
+        assert "0.1875" in page and 'href="../../coins/heads/"' in page, prefix
+        for key in ("coins/heads", "coins/spread"):
+            html = (site / prefix / "toy" / key / "index.html").read_text(encoding="utf-8")
+            assert 'href="../../explainers/odds/"' in html, (prefix, key)
+        assert 'href="explainers/odds/"' in (site / prefix / "toy/index.html").read_text(encoding="utf-8")
+    assert "同一组抛掷的正面比例与离散程度" in (site / "zh/toy/explainers/odds/index.html").read_text(encoding="utf-8")
+
+
 def test_its_cheat_sheets_are_printed(toy):
     _, site = toy
     for lang in ("en", "zh"):
@@ -98,6 +111,7 @@ def test_the_version_page_says_where_the_trainer_does_not_exist_yet(toy):
 def test_a_category_without_a_metric_is_dead_text(tmp_path):
     root = toy_sources(tmp_path / "src")
     (root / "metrics/toy/coins/spread.yaml").unlink()
+    (root / "metrics/toy/explainers/odds.yaml").unlink()  # it explains the spread too
     with pytest.raises(SourceErrors) as exc:
         load_atlas(root, run_snippets=False, use_cache=False)
     lines = [str(e) for e in exc.value.errors]

@@ -29,7 +29,8 @@ def mkdocs_config(view: View, docs: Path, out: Path, langs: list[str]) -> dict[s
         base["theme"]["custom_dir"] = str(project_file(base["theme"]["custom_dir"], root))
     base["hooks"] = [str(project_file(h, root)) for h in base.get("hooks", [])]
     nav: list[Any] = ["index.md", "versions.md"]
-    nav += [{t.trainer.title: [index_doc(t), f"{t.id}/conformance.md"]} for t in edition.trainers]
+    nav += [{t.trainer.title: [index_doc(t)] + [paths.explainer_doc(e.model) for e in t.explainers]
+             + [f"{t.id}/conformance.md"]} for t in edition.trainers]
     nav += [{gone.trainer.title: [f"{gone.id}/index.md"]} for gone in edition.removed]
     if has_sheets(view):
         nav.append("cheatsheets.md")

@@ -12,6 +12,7 @@ from ..read.sources import TRAINER_FILE, Sources
 from ..resolve.edition import editions
 from .atlas import Atlas
 from .deadtext import check_dead_text
+from .explainers import check_explainers
 from .glossary import check_glossary
 from .latex import render_formulas
 from .metrics import check_metrics
@@ -41,13 +42,14 @@ def check(sources: Sources, run_snippets: bool = True, cache: Cache | None = Non
     errors += check_trainers(trainers, sources.metrics)
     errors += check_sheets(sources.metrics, trainers)
     errors += check_glossary(sources.glossary, sources.docs, cfg, sources.terms)
-    lines = editions(cfg, sources.trainers, sources.metrics, sources.glossary)
+    errors += check_explainers(sources.explainers, trainers, sorted(it.model.id for it in sources.metrics), releases)
+    lines = editions(cfg, sources.trainers, sources.metrics, sources.glossary, sources.explainers)
     if not errors:  # a broken file shows less than it will once fixed: what is shown is known only then
         errors += check_dead_text(sources.translated, lines)
-    math, errs = render_formulas(list(sources.metrics), list(sources.glossary), cache)
+    math, errs = render_formulas(list(sources.metrics + sources.explainers), list(sources.glossary), cache)
     errors += errs
     if run_snippets:
-        errors += check_snippets(list(sources.metrics), cache=cache)
+        errors += check_snippets(list(sources.metrics + sources.explainers), cache=cache)
     cache.save()
     if errors:
         raise SourceErrors(errors)

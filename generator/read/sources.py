@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..errors import SourceError, SourceErrors
 from .config import Config, Term, load_config, load_terms, load_ui
+from .explainer import Explainer
 from .glossary import GlossaryEntry
 from .load import Loaded, load_files
 from .metric import Metric
@@ -19,6 +20,7 @@ from .translations import Stamps, load_stamps
 from .yamlsrc import Document
 
 TRAINER_FILE = "trainer.yaml"
+EXPLAINERS = "explainers"  # the folder of a trainer's explainer pages
 
 
 @dataclass(frozen=True)
@@ -33,21 +35,27 @@ class Sources:
     stamps: dict[str, Stamps]  # per translated language: what its translations were made from
     trainers: tuple[Loaded, ...]
     metrics: tuple[Loaded, ...]
+    explainers: tuple[Loaded, ...]
     glossary: tuple[Loaded, ...]
     docs: tuple[Document, ...]  # every parsed translated file, valid or not (for rules on raw text)
     errors: tuple[SourceError, ...]  # what could not be read or does not fit its schema
 
     @property
     def translated(self) -> tuple[Loaded, ...]:
-        """Every valid file with translated text: the metrics, the glossary, then the trainers."""
-        return self.metrics + self.glossary + self.trainers
+        """Every valid file with translated text: the metrics, the glossary, the trainers, then the explainers."""
+        return self.metrics + self.glossary + self.trainers + self.explainers
 
 
 def metric_files(root: Path) -> list[Path]:
-    """``metrics/<trainer>/**/*.yaml``, except each trainer's own ``trainer.yaml``."""
+    """``metrics/<trainer>/**/*.yaml``, except each trainer's own ``trainer.yaml`` and its ``explainers/``."""
     folder = root / "metrics"
     return [p for p in sorted(folder.rglob("*.y*ml"))
-            if not (p.name == TRAINER_FILE and p.parent.parent == folder)]
+            if not (p.name == TRAINER_FILE and p.parent.parent == folder)
+            and p.relative_to(folder).parts[1] != EXPLAINERS]
+
+
+def explainer_files(root: Path) -> list[Path]:
+    return sorted((root / "metrics").glob(f"*/{EXPLAINERS}/*.y*ml"))
 
 
 def trainer_files(root: Path) -> list[Path]:
@@ -83,6 +91,8 @@ def read_sources(root: Path) -> Sources:
     terms, ui, stamps, errors = _locales(root, config)
     trainers, trainer_docs, errs_t = load_files(trainer_files(root), root, Trainer)
     metrics, metric_docs, errs_m = load_files(metric_files(root), root, Metric)
+    explainers, explainer_docs, errs_e = load_files(explainer_files(root), root, Explainer)
     glossary, glossary_docs, errs_g = load_files(sorted((root / "glossary").glob("*.y*ml")), root, GlossaryEntry)
-    return Sources(root, config, ui, terms, stamps, tuple(trainers), tuple(metrics), tuple(glossary),
-                   tuple(metric_docs + glossary_docs + trainer_docs), tuple(errors + errs_t + errs_m + errs_g))
+    return Sources(root, config, ui, terms, stamps, tuple(trainers), tuple(metrics), tuple(explainers),
+                   tuple(glossary), tuple(metric_docs + glossary_docs + trainer_docs + explainer_docs),
+                   tuple(errors + errs_t + errs_m + errs_e + errs_g))

@@ -74,8 +74,11 @@ def render_metric(view: View, trainer: TrainerEdition, res: Resolved) -> str:
     history = _history(view, res, here)
     details = [h["row"].variant for h in history if h["detail"]]
     english = view.english_url(here)
+    explainers = [{"title": e.model.title, "href": paths.rel(here, paths.explainer_doc(e.model))}
+                  for e in trainer.explainers_of(res.id)]
     md = MARKDOWN.get_template("metric.md.j2").render(**view.base(
         m=m, res=res, base=res.source, history=history, link_md=link_md, cls=trainer.cls, related=related,
+        explainers=explainers,
         call=call, expected=expected, latest_trl=view.edition.latest.trl, terms=metric_terms(view, m, here),
         edit_url=view.edit_url(res.item.path),
         notice=lambda section: notice(view, res.item, section, english, res.variant, details)))

@@ -18,7 +18,9 @@ SECTIONS = {"title": "top", "summary": "top", "meaning": "meaning", "formula": "
             # glossary entries
             "term": "top", "short": "top", "definition": "top", "example": "example",
             # trainer files, on the trainer's index page
-            "intro": "top", "categories": "top", "crucial": "crucial"}
+            "intro": "top", "categories": "top", "crucial": "crucial",
+            # explainers
+            "body": "top"}
 
 
 def section_of(loc: tuple, variant: int | None, model: Any, details: Collection[int] = ()) -> str | None:

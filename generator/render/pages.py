@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..read.translations import Report
 from . import paths
+from .explainer_page import render_explainer
 from .glossary_pages import render_glossary_entry, render_glossary_index
 from .i18n_pages import render_guide, render_status
 from .metric_page import render_metric
@@ -24,6 +25,8 @@ def pages(view: View, report: Report) -> dict[str, str]:
         out[f"{trainer.id}/conformance.md"] = render_coverage(view, trainer)
         for res in trainer.metrics:
             out[paths.metric_doc(res.metric)] = render_metric(view, trainer, res)
+        for item in trainer.explainers:
+            out[paths.explainer_doc(item.model)] = render_explainer(view, trainer, item)
     for gone in view.edition.removed:
         out[f"{gone.id}/index.md"] = render_removed(view, gone)
     if view.edition.glossary:

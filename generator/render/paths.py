@@ -20,6 +20,11 @@ def metric_doc(m: Any) -> str:
     return f"{m.trainer}/{m.slug}.md"
 
 
+def explainer_doc(explainer: Any) -> str:
+    """The page of an explainer, e.g. ``ppo/explainers/two_entropies.md``."""
+    return f"{explainer.trainer}/{explainer.slug}.md"
+
+
 def entry_doc(entry: Any) -> str:
     """The page of a glossary entry, e.g. ``glossary/policy.md``."""
     return f"{GLOSSARY}/{entry.id}.md"

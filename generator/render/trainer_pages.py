@@ -33,8 +33,10 @@ def _counts(trainer: TrainerEdition) -> dict[str, int]:
 def render_trainer_index(view: View, trainer: TrainerEdition) -> str:
     groups = [(cat, [_row(view, trainer, r) for r in rows]) for cat, rows in trainer.categories()]
     doc = index_doc(trainer)
+    explainers = [{"e": e.model, "href": paths.rel(doc, paths.explainer_doc(e.model))} for e in trainer.explainers]
     return MARKDOWN.get_template("trainer_index.md.j2").render(**view.base(
-        trainer=trainer.trainer, cls=trainer.cls, groups=groups, defaults=trainer.defaults, **_counts(trainer),
+        trainer=trainer.trainer, cls=trainer.cls, groups=groups, defaults=trainer.defaults, explainers=explainers,
+        **_counts(trainer),
         sheet=sheet_links(view, trainer, view.lang.prefix + paths.folder(doc)),
         edit_url=view.edit_url(trainer.item.path),
         notice=lambda section: notice(view, trainer.item, section, view.english_url(doc))))

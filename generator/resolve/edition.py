@@ -57,11 +57,16 @@ class TrainerEdition(_OfTrainer):
     cls: TrainerClass
     metrics: tuple[Resolved, ...]  # by category, then `order`, then key
     defaults: tuple[tuple[Crucial, Default], ...]  # the crucial settings with their default in that release
+    explainers: tuple[Loaded, ...] = ()  # its explainer pages that describe the release, in `order`
 
     def categories(self) -> list[tuple[Category, list[Resolved]]]:
         """The categories that hold a metric on this line, in reading order, with their metrics."""
         return [(c, [r for r in self.metrics if r.metric.category == c.id]) for c in self.trainer.categories
                 if any(r.metric.category == c.id for r in self.metrics)]
+
+    def explainers_of(self, metric_id: str) -> list[Loaded]:
+        """The explainers of this line that explain the metric."""
+        return [e for e in self.explainers if metric_id in e.model.metrics]
 
     def sheet(self) -> list[Resolved]:
         """The metrics on the trainer's cheat-sheet, in reading order (empty: no sheet)."""
@@ -127,12 +132,18 @@ def _history(res: Resolved, lines: Sequence[Line]) -> tuple[HistoryRow, ...]:
     return tuple(rows)
 
 
-def editions(config: Config, trainers: Iterable[Loaded], metrics: Iterable[Loaded],
-             glossary: Iterable[Loaded]) -> tuple[Edition, ...]:
+def _explainers(explainers: list[Loaded], trainer: Trainer, release: str) -> tuple[Loaded, ...]:
+    on = [e for e in explainers if e.model.trainer == trainer.id
+          and in_range(release, e.model.since or trainer.since, e.model.until)]
+    return tuple(sorted(on, key=lambda e: (e.model.order, e.model.id)))
+
+
+def editions(config: Config, trainers: Iterable[Loaded], metrics: Iterable[Loaded], glossary: Iterable[Loaded],
+             explainers: Iterable[Loaded] = ()) -> tuple[Edition, ...]:
     """One edition per line of ``config``, newest first. Metrics of a trainer without a valid trainer file are left
     out (`check` reports them)."""
     trainers = sorted(trainers, key=lambda t: (t.model.order, t.model.id))
-    metrics, glossary, lines = list(metrics), tuple(glossary), tuple(config.versions)
+    metrics, glossary, lines, explainers = list(metrics), tuple(glossary), tuple(config.versions), list(explainers)
     shown: dict[str, tuple[TrainerEdition, ...]] = {}
     for line in lines:
         on_line = []
@@ -143,7 +154,8 @@ def editions(config: Config, trainers: Iterable[Loaded], metrics: Iterable[Loade
                 continue
             found = [replace(res, history=_history(res, lines)) for res in found]
             defaults = tuple((c, d) for c in t.model.crucial for d in c.defaults if in_range(line.trl, d.from_, d.to))
-            on_line.append(TrainerEdition(t, cls, _index_order(t.model, found), defaults))
+            on_line.append(TrainerEdition(t, cls, _index_order(t.model, found), defaults,
+                                          _explainers(explainers, t.model, line.trl)))
         shown[line.name] = tuple(on_line)
     out = []
     for line in lines:
@@ -173,6 +185,7 @@ def shown(edition: Edition) -> set[tuple[str, Loc]]:
             out.add((path, ("strip",)))
         for res in t.metrics:
             out |= _shown_by_page(res)
+        out |= {(e.path, ()) for e in t.explainers}
     out |= {(gone.item.path, ("title",)) for gone in edition.removed}
     return out
 

@@ -17,12 +17,14 @@ Loc = tuple[str | int, ...]
 HISTORY = ("meaning", "formula", "snippet", "aggregation", "logged_when")
 
 
-def each(m: Metric, name: str) -> list[tuple[Loc, Any, int | None]]:
+def each(m: Any, name: str) -> list[tuple[Loc, Any, int | None]]:
     """The page's own field ``name`` and every variant's replacement of it, each with its place in the file and
-    the variant's index (None for the page's own): the one walk over a metric's variants."""
-    out: list[tuple[Loc, Any, int | None]] = [((name,), getattr(m, name), None)]
+    the variant's index (None for the page's own), leaving out what is not given: the one walk over a metric's
+    variants (an explainer, which has none, gives its own field)."""
+    out: list[tuple[Loc, Any, int | None]] = [((name,), getattr(m, name), None)] if getattr(m, name) is not None \
+        else []
     out += [(("variants", i, name), getattr(var, name), i)
-            for i, var in enumerate(m.variants) if getattr(var, name, None) is not None]
+            for i, var in enumerate(getattr(m, "variants", [])) if getattr(var, name, None) is not None]
     return out
 
 
