@@ -86,6 +86,13 @@ def test_check_refuses_markup_in_text(mini_root, capsys, payload):
     assert len(lines) == 1 and lines[0].startswith(f"{EXEMPLAR}:{line}: summary.en: "), lines
 
 
+def test_a_line_of_text_never_becomes_a_heading():
+    """Python-Markdown makes a heading of any line that starts with '#', even without a space ("#3144)." in a
+    sentence that wraps before an issue number): text fields cannot add headings to a page."""
+    assert markdown_text("issues #3032,\n#3144).") == "issues #3032,\n\\#3144)."
+    assert markdown_text("  # not a title, `#code` stays") == "  \\# not a title, `#code` stays"
+
+
 def test_markdown_text_keeps_markdown_and_escapes_markup():
     assert markdown_text("**bold**, *em*, `a < b & {c}`, [TRL](https://github.com/huggingface/trl)") == (
         "**bold**, *em*, `a < b & {c}`, [TRL](https://github.com/huggingface/trl)")

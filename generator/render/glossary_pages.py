@@ -41,7 +41,7 @@ def render_glossary_entry(view: View, item: Loaded) -> str:
            for i in e.see_also if i in by_id]
 
     def linked(text: Any) -> str:  # other glossary terms in the definition and example link to their entries
-        return link_terms(view.text(text), view.term_index, lambda o: entry_href(here, o), skip=[e.id])
+        return link_terms(view.markdown(text), view.term_index, lambda o: entry_href(here, o), skip=[e.id])
 
     return MARKDOWN.get_template("glossary_entry.md.j2").render(**view.base(
         e=e, used=used, see=see, english=not view.lang.default, default=view.default.code,
