@@ -93,11 +93,26 @@ def test_a_line_of_text_never_becomes_a_heading():
     assert markdown_text("  # not a title, `#code` stays") == "  \\# not a title, `#code` stays"
 
 
+def test_braces_after_a_term_link_keep_the_text_in_order():
+    """A term link ends in an attribute list (`{ .atlas-term }`); a '}' later in the paragraph made Python-Markdown's
+    attr_list move half the sentence to its end (the GAE glossary entry read "...; }'s one-step errors...")."""
+    import html as htmllib
+
+    import markdown
+
+    text = markdown_text("the value function's errors V(s_{t+1}) − V(s_t), then `code`.")
+    linked = text.replace("value function", '[value function](g.md "tip"){ .atlas-term }', 1)
+    rendered = markdown.markdown(linked, extensions=["attr_list"])
+    assert 'class="atlas-term"' in rendered
+    assert htmllib.unescape(re.sub(r"<[^>]+>", "", rendered)) == \
+        "the value function's errors V(s_{t+1}) − V(s_t), then code."
+
+
 def test_markdown_text_keeps_markdown_and_escapes_markup():
     assert markdown_text("**bold**, *em*, `a < b & {c}`, [TRL](https://github.com/huggingface/trl)") == (
         "**bold**, *em*, `a < b & {c}`, [TRL](https://github.com/huggingface/trl)")
     assert markdown_text("x < y & z") == "x &lt; y & z"
-    assert markdown_text("<b>x</b> &amp; {: .c}") == "&lt;b>x&lt;/b> &amp;amp; &#123;: .c}"
+    assert markdown_text("<b>x</b> &amp; {: .c}") == "&lt;b>x&lt;/b> &amp;amp; &#123;: .c&#125;"
     # a script link's destination becomes '#' (the rest of it stays as text); other links are left alone
     assert markdown_text("[a](javascript:alert(1)) [b](mailto:x@y.z) [c](../x.md)") == (
         "[a](#)) [b](mailto:x@y.z) [c](../x.md)")

@@ -18,14 +18,16 @@ def _safe_link(m: re.Match[str]) -> str:
 
 
 def _escape_prose(text: str) -> str:
-    text = re.sub(r"&(?=#?\w+;)", "&amp;", text).replace("<", "&lt;").replace("{", "&#123;")
+    # braces as entities: '{' would open an attribute list, and a '}' after a term link's `{ .atlas-term }` makes
+    # Python-Markdown's attr_list move text around
+    text = re.sub(r"&(?=#?\w+;)", "&amp;", text).replace("<", "&lt;").replace("{", "&#123;").replace("}", "&#125;")
     # a '#' that starts a line would make a heading (Python-Markdown needs no space after it: "#3144)" is one)
     return re.sub(r"(?m)^([ \t]*)#", r"\1\\#", text)
 
 
 def markdown_text(text: str) -> str:
     """Source text, safe to place in Markdown: outside code spans no '<' (raw HTML, autolinks), no entity, no '{'
-    (attribute lists), no heading, and no link other than to http(s), mailto or a relative path."""
+    (attribute lists), no '}', no heading, and no link other than to http(s), mailto or a relative path."""
     text = _LINK_DEST.sub(_safe_link, text)
     out, pos = [], 0
     for m in _CODE_SPAN.finditer(text):
