@@ -2,8 +2,9 @@
 a static site and printable cheat-sheets. The sub-packages are the pipeline, and a module imports only from its own
 layer or the layers before it (`tests/test_layers.py` holds every module to this):
 
-    errors, cache, install  ->  read  ->  resolve  ->  check  ->  render  ->  build  ->  print  ->  pipeline, serve, cli
+    errors, cache, install, workers  ->  read  ->  resolve  ->  check  ->  render  ->  build  ->  print
+        ->  pipeline, serve, cli
 """
 
-LAYERS = (("errors", "cache", "install"), ("read",), ("resolve",), ("check",), ("render",), ("build",), ("print",),
-          ("pipeline", "serve", "cli"))
+LAYERS = (("errors", "cache", "install", "workers"), ("read",), ("resolve",), ("check",), ("render",), ("build",),
+          ("print",), ("pipeline", "serve", "cli"))

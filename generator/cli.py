@@ -35,7 +35,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     root = _root(args)
     out = build_site(root, site_dir=Path(args.site_dir) if args.site_dir else None, versions=args.version,
-                     langs=args.lang, atlas=load_atlas(root, use_cache=not args.no_cache))
+                     langs=args.lang, atlas=load_atlas(root, use_cache=not args.no_cache), use_cache=not args.no_cache)
     print(f"built {out}", file=sys.stderr)
     return 0
 
@@ -45,7 +45,8 @@ def cmd_pdf(args: argparse.Namespace) -> int:
 
     root = _root(args)
     out = Path(args.out).resolve() if args.out else root / "site"
-    written = build_pdfs(load_atlas(root, use_cache=not args.no_cache), out, versions=args.version, langs=args.lang)
+    written = build_pdfs(load_atlas(root, use_cache=not args.no_cache), out, versions=args.version, langs=args.lang,
+                         use_cache=not args.no_cache)
     print(f"wrote {sum(p.suffix == '.pdf' for p in written)} cheat-sheet PDFs and their printable pages under {out}",
           file=sys.stderr)
     return 0
@@ -147,7 +148,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _no_cache_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--no-cache", action="store_true", help="re-run every snippet and formula (ignore .cache/atlas)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="re-run every snippet and formula and remake every PDF (ignore .cache/atlas)")
 
 
 def _selection_args(p: argparse.ArgumentParser) -> None:

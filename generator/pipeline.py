@@ -16,7 +16,7 @@ from .build.mkdocs_run import run_mkdocs
 from .build.publish import publish, remove_stale_work, write_root
 from .cache import Cache, cache_dir
 from .check import Atlas, check
-from .print.pdf import render_sheets, write_files
+from .print.pdf import cached_pdf, make_pdf, render_sheets, sheet_documents, write_files
 from .read.config import Language
 from .read.sources import read_sources
 from .read.translations import Report
@@ -25,6 +25,7 @@ from .render.i18n_pages import translation_report
 from .render.pages import pages
 from .render.view import View
 from .resolve.releases import select_lines
+from .workers import run_parallel
 
 
 def load_atlas(root: Path, run_snippets: bool = True, use_cache: bool = True) -> Atlas:
@@ -51,10 +52,27 @@ def line_docs(views: list[View], report: Report, docs: Path, out: Path) -> dict[
     return mkdocs_config(default, docs, out, [v.lang.code for v in views])
 
 
+# What the forked workers of a build inherit (see `workers`): the build in progress.
+_BUILD: dict[str, Any] = {}
+
+
+def _build_line(index: int) -> None:
+    """In a worker: the Markdown of one line, mkdocs, and the line's JSON index, into the build's work folder."""
+    views, report, work = _BUILD["lines"][index], _BUILD["report"], _BUILD["work"]
+    name = views[0].line.name
+    out = work / "site" / name
+    run_mkdocs(line_docs(views, report, work / "docs" / name, out), work / f"mkdocs-{name}.yml")
+    (out / "api").mkdir(parents=True, exist_ok=True)
+    (out / "api" / "metrics.json").write_text(
+        json.dumps(metrics_api(views[0].atlas, views[0].edition), ensure_ascii=False, indent=1) + "\n",
+        encoding="utf-8")
+
+
 def build_site(root: Path, site_dir: Path | None = None, versions: list[str] | None = None,
-               langs: list[str] | None = None, atlas: Atlas | None = None) -> Path:
-    """Check everything, build every requested line and language, then publish atomically into ``site_dir``."""
-    atlas = atlas or load_atlas(root)
+               langs: list[str] | None = None, atlas: Atlas | None = None, use_cache: bool = True) -> Path:
+    """Check everything, build every requested line and language, then publish atomically into ``site_dir``.
+    The lines (mkdocs) and the cheat-sheet PDFs that are not cached yet are made on every core."""
+    atlas = atlas or load_atlas(root, use_cache=use_cache)
     cfg = atlas.config
     chosen = cfg.select_languages(langs)
     by_line = views_of(atlas, versions, chosen)
@@ -62,32 +80,47 @@ def build_site(root: Path, site_dir: Path | None = None, versions: list[str] | N
     work_root = atlas.root / "build"
     work_root.mkdir(exist_ok=True)
     remove_stale_work(work_root)
-    sheets = render_sheets([v for views in by_line for v in views])  # first: a sheet that does not fit fails at once
-    report = translation_report(by_line[0][0])
+    sheets = cache_dir(atlas.root) / "sheets" if use_cache else None
+    files, jobs = sheet_documents([v for views in by_line for v in views])
+    todo = []
+    for job in jobs:
+        if (done := cached_pdf(job, sheets)) is None:
+            todo.append(job)
+        else:
+            files[job.path] = done
+    _search_dictionary()  # loaded once, here: the workers inherit it
     work = Path(tempfile.mkdtemp(prefix=f"build-{os.getpid()}-", dir=work_root))  # owner's pid: remove_stale_work
+    _BUILD.update(lines=by_line, report=translation_report(by_line[0][0]), work=work)
     try:
+        # the lines take longest: first, so that the PDFs fill the other cores
+        tasks = [(_build_line, (i,)) for i in range(len(by_line))] + [(make_pdf, (job, sheets)) for job in todo]
+        made = run_parallel(tasks)[len(by_line):]
+        files.update({job.path: pdf for job, pdf in zip(todo, made, strict=True)})
         out = work / "site"
-        for views in by_line:
-            line = views[0].line
-            docs = work / "docs" / line.name
-            run_mkdocs(line_docs(views, report, docs, out / line.name), work / f"mkdocs-{line.name}.yml")
-            api = out / line.name / "api"
-            api.mkdir(parents=True, exist_ok=True)
-            (api / "metrics.json").write_text(
-                json.dumps(metrics_api(atlas, views[0].edition), ensure_ascii=False, indent=1) + "\n",
-                encoding="utf-8")
-        write_files(sheets, out)  # the cheat-sheets, inside the work folder before the swap
+        write_files(files, out)  # the cheat-sheets, inside the work folder before the swap
         write_root(out, [views[0].line for views in by_line], cfg.latest, cfg.default_lang)
         site.parent.mkdir(parents=True, exist_ok=True)
         publish(out, site)
     finally:
+        _BUILD.clear()
         shutil.rmtree(work, ignore_errors=True)
     return site
 
 
+def _search_dictionary() -> None:
+    """jieba's Chinese dictionary, which Material's search plugin loads on first use (about a second)."""
+    try:
+        import jieba
+    except ImportError:
+        return
+    jieba.setLogLevel(60)
+    jieba.initialize()
+
+
 def build_pdfs(atlas: Atlas, out: Path, versions: list[str] | None = None,
-               langs: list[str] | None = None) -> list[Path]:
+               langs: list[str] | None = None, use_cache: bool = True) -> list[Path]:
     """`atlas pdf`: the sheets of the chosen lines (all by default) into ``out``/<line>/; nothing else is touched,
     and nothing is written if a sheet fails."""
     views = views_of(atlas, versions, atlas.config.select_languages(langs))
-    return write_files(render_sheets([v for line in views for v in line]), out)
+    cache = cache_dir(atlas.root) / "sheets" if use_cache else None
+    return write_files(render_sheets([v for line in views for v in line], cache), out)

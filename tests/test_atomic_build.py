@@ -94,26 +94,29 @@ def test_failed_interrupted_or_killed_build_leaves_site_as_it_was(mini_root, cap
 
 
 def test_a_build_failing_inside_mkdocs_publishes_nothing(mini_root, monkeypatch):
-    """A failure after some versions were built (here: the second mkdocs run) publishes none of them."""
+    """A failure after other lines were built (here: the second mkdocs run to start, in a worker process) publishes
+    none of them."""
     import generator.pipeline as pipeline
 
     site = mini_root / "site"
     site.mkdir()
     (site / "old.html").write_text("the previous site", encoding="utf-8")
-    runs = []
+    runs = mini_root / "runs"  # the workers are other processes: they count on the disk
+    runs.mkdir()
     real = pipeline.run_mkdocs
 
     def failing_second(config, config_path):
-        runs.append(config_path)
-        if len(runs) == 2:
+        fd = os.open(runs / f"{config_path.name}.run", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        os.close(fd)
+        if len(list(runs.iterdir())) == 2:
             raise BuildError("mkdocs build failed in strict mode: a broken link")
         real(config, config_path)
 
     monkeypatch.setattr(pipeline, "run_mkdocs", failing_second)
     atlas = load_atlas(mini_root)
-    with pytest.raises(BuildError):
+    with pytest.raises(BuildError, match="a broken link"):
         build_site(mini_root, langs=["en"], atlas=atlas)
-    assert len(runs) == 2
+    assert len(list(runs.iterdir())) >= 2
     assert _hashes(site) == {"old.html": hashlib.sha256(b"the previous site").hexdigest()}
     assert not list((mini_root / "build").glob("build-*"))
 

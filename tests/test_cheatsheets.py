@@ -369,3 +369,23 @@ def test_check_reports_a_first_try_too_wide_for_its_cell(tmp_path):
     assert [str(e) for e in exc.value.errors] == [
         f"metrics/grpo/entropy.yaml:{line}: cheatsheet.first_try.zh: 100 columns; at most 90 fit the sheet's "
         "'first thing to try' cell"]
+
+
+def test_a_rebuild_makes_only_the_pdfs_whose_content_changed(tmp_path, monkeypatch):
+    """PDFs are kept by content: the same sheets again make no PDF (the engine would raise); a sheet whose HTML
+    changed is made again."""
+    import generator.print.pdf as pdf
+
+    atlas = real_atlas()
+    views = [View(atlas, atlas.editions[0], atlas.config.default)]
+    first = pdf.render_sheets(views, tmp_path)
+    assert len(list(tmp_path.glob("*.pdf"))) == len(SIZES)
+
+    def no_engine(html: str, what: str) -> bytes:
+        raise AssertionError(f"made {what} again although its content did not change")
+
+    monkeypatch.setattr(pdf, "html_to_pdf", no_engine)
+    assert pdf.render_sheets(views, tmp_path) == first
+    monkeypatch.setattr(pdf, "render_sheet", lambda *a: "<html><body>changed</body></html>")
+    with pytest.raises(AssertionError, match="made 'grpo'"):
+        pdf.render_sheets(views, tmp_path)

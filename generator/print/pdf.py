@@ -5,19 +5,22 @@ from __future__ import annotations
 
 import atexit
 import functools
+import hashlib
 import os
 import re
 import shutil
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import cache as _cache
 from ..build.docs import copy_katex
 from ..errors import BuildError
 from ..install import KATEX_DIST, PACKAGE
 from ..render.sheet import SIZES, pdf_path, render_sheet, sheet_dir
 from ..render.view import View
+from ..workers import run_parallel
 
 ASSETS = PACKAGE / "build" / "assets"  # the sheet's stylesheet, shared with the site's printable page
 CSS = "cheatsheet.css"
@@ -93,15 +96,27 @@ def html_to_pdf(html: str, what: str) -> bytes:
     return doc.write_pdf()
 
 
-def _pdf_job(args: tuple[str, str]) -> bytes:
-    return html_to_pdf(*args)
+@dataclass(frozen=True)
+class PdfJob:
+    """One PDF of a sheet: where it goes in the site, its HTML, and how an error names it."""
+
+    path: str
+    html: str
+    what: str
+
+    def key(self) -> str:
+        """What the PDF depends on: the sheet's HTML, the stylesheets (KaTeX's and the sheet's) and the engine."""
+        import weasyprint
+
+        css = (ASSETS / CSS).read_bytes() + (KATEX_DIST / "katex.min.css").read_bytes()
+        return _cache.key("sheet-pdf", self.html, hashlib.sha256(css).hexdigest(), weasyprint.__version__)
 
 
-def render_sheets(views: list[View]) -> dict[str, bytes]:
-    """Every sheet file of ``views`` (one per line and language), in memory: path relative to the site root ->
-    content. The PDFs are rendered in parallel, one process per core."""
+def sheet_documents(views: list[View]) -> tuple[dict[str, bytes], list[PdfJob]]:
+    """Every sheet of ``views`` (one per line and language): the printable HTML pages, as files (path relative to
+    the site root -> content), and the PDFs to make."""
     files: dict[str, bytes] = {}
-    todo: list[tuple[str, tuple[str, str]]] = []
+    jobs: list[PdfJob] = []
     for view in views:
         line, lang = view.line.name, view.lang.code
         for trainer in view.edition.trainers:
@@ -113,15 +128,38 @@ def render_sheets(views: list[View]) -> dict[str, bytes]:
             files[f"{line}/{here}index.html"] = html.encode()
             for size in SIZES:
                 what = f"'{trainer.id}' (TRL {line}, language {lang}, {size})"
-                html = render_sheet(view, trainer, size, [])  # stylesheets: see html_to_pdf
-                todo.append((f"{line}/{pdf_path(trainer.id, lang, size)}", (html, what)))
-    jobs = min(len(todo), os.cpu_count() or 1)
-    if jobs > 1:
-        with ProcessPoolExecutor(jobs) as pool:
-            pdfs = list(pool.map(_pdf_job, [args for _, args in todo]))
-    else:
-        pdfs = [_pdf_job(args) for _, args in todo]
-    files.update({path: pdf for (path, _), pdf in zip(todo, pdfs, strict=True)})
+                # no stylesheet links: html_to_pdf gives every sheet the ones it parsed once
+                jobs.append(PdfJob(f"{line}/{pdf_path(trainer.id, lang, size)}",
+                                   render_sheet(view, trainer, size, []), what))
+    return files, jobs
+
+
+def cached_pdf(job: PdfJob, cache: Path | None) -> bytes | None:
+    """The PDF of ``job`` made before from the same content, if ``cache`` (a folder) holds it."""
+    path = cache / f"{job.key()}.pdf" if cache else None
+    return path.read_bytes() if path and path.is_file() else None
+
+
+def make_pdf(job: PdfJob, cache: Path | None) -> bytes:
+    """The PDF of ``job`` (`SheetDoesNotFit` naming it), kept in ``cache`` by content."""
+    data = html_to_pdf(job.html, job.what)
+    if cache is not None:
+        _write(cache / f"{job.key()}.pdf", data)
+    return data
+
+
+def render_sheets(views: list[View], cache: Path | None = None) -> dict[str, bytes]:
+    """Every sheet file of ``views``, in memory: path relative to the site root -> content. A PDF whose content
+    did not change since it was cached is not made again; the others are made on every core."""
+    files, jobs = sheet_documents(views)
+    todo = []
+    for job in jobs:
+        if (done := cached_pdf(job, cache)) is None:
+            todo.append(job)
+        else:
+            files[job.path] = done
+    made = run_parallel([(make_pdf, (job, cache)) for job in todo])
+    files.update({job.path: pdf for job, pdf in zip(todo, made, strict=True)})
     return files
 
 
