@@ -40,6 +40,18 @@ def test_vietnamese_search_with_or_without_diacritics(page, site_url, query):
     assert any(urlparse(link).path == "/1.16/vi" + METRIC[5:] for link in links[:5]), links[:5]
 
 
+@pytest.mark.parametrize(("start", "lang"), [("/1.16/", "en"), ("/1.16/zh/", "zh"), ("/1.16/vi/grpo/", "vi")])
+def test_a_reader_downloads_the_search_index_of_their_language_only(page, site_url, start, lang):
+    search(page, site_url, start, "kl")
+    indexes = [urlparse(u).path for u in page.requests if "/search/search_index" in u]
+    assert indexes == [f"/1.16/search/search_index.{lang}.json"], indexes
+    links = page.eval_on_selector_all(".md-search-result__item > a", "els => els.map(e => e.href)")
+    prefix = {"en": "/1.16/", "zh": "/1.16/zh/", "vi": "/1.16/vi/"}[lang]
+    others = [p for p in ("/1.16/zh/", "/1.16/vi/") if p != prefix]
+    assert links and all(urlparse(u).path.startswith(prefix) and not urlparse(u).path.startswith(tuple(others))
+                         for u in links), links[:5]
+
+
 def test_language_switch_stays_on_the_page(page, site_url):
     page.goto(site_url + METRIC)
     page.locator(".md-header__option .md-select").first.hover()

@@ -81,16 +81,22 @@ def test_version_root_and_versions_json(built_site):
     assert f'url={LATEST}/' in (built_site / "index.html").read_text(encoding="utf-8")
 
 
-def test_search_index_is_ready_for_chinese_and_vietnamese(built_site):
-    index = json.loads((built_site / LATEST / "search/search_index.json").read_text(encoding="utf-8"))
-    assert "\\u200b" in index["config"]["separator"] or "\u200b" in index["config"]["separator"]
-    zh = [d for d in index["docs"] if d["location"].startswith("zh/")]
-    vi = [d for d in index["docs"] if d["location"].startswith("vi/")]
-    assert zh and any("\u200b" in d["text"] for d in zh), "Chinese text was not segmented by jieba"
-    assert vi and all("keywords" in d for d in vi)
-    assert index["config"]["fields"]["keywords"]
-    # the folded copy really is diacritic-free
-    assert all(fold(d["keywords"]) == d["keywords"] for d in vi)
+def test_each_language_has_its_own_search_index(built_site):
+    folder = built_site / LATEST / "search"
+    whole = json.loads((folder / "search_index.json").read_text(encoding="utf-8"))
+    parts = {lang: json.loads((folder / f"search_index.{lang}.json").read_text(encoding="utf-8")) for lang in LANGS}
+    assert sorted(d["location"] for p in parts.values() for d in p["docs"]) == sorted(d["location"] for d in
+                                                                                        whole["docs"])
+    for lang, prefix in LANGS.items():
+        assert parts[lang]["docs"] and all(d["location"].startswith(prefix) for d in parts[lang]["docs"]), lang
+        assert parts[lang]["config"] == whole["config"]
+    assert all(not d["location"].startswith(("zh/", "vi/")) for d in parts["en"]["docs"])
+    assert "\\u200b" in whole["config"]["separator"] or "\u200b" in whole["config"]["separator"]
+    assert any("\u200b" in d["text"] for d in parts["zh"]["docs"]), "Chinese text was not segmented by jieba"
+    # Vietnamese is also indexed without diacritics, and only Vietnamese
+    assert all("keywords" in d for d in parts["vi"]["docs"]) and whole["config"]["fields"]["keywords"]
+    assert all(fold(d["keywords"]) == d["keywords"] for d in parts["vi"]["docs"])
+    assert not any("keywords" in d for d in parts["en"]["docs"] + parts["zh"]["docs"])
 
 
 def test_fold_removes_vietnamese_diacritics():

@@ -1,5 +1,6 @@
-"""MkDocs hooks: per-page "edit this page" links to the YAML source, and accent-insensitive search in the languages
-that ask for it (`fold_accents` in atlas.yml, passed as ``extra.fold_accents``: their folders)."""
+"""MkDocs hooks: per-page "edit this page" links to the YAML source, and the search index split by language (the
+languages and folders passed as ``extra.search_languages``), with an accent-folded copy of the text in the languages
+that ask for it (`fold_accents` in atlas.yml)."""
 
 from __future__ import annotations
 
@@ -27,17 +28,31 @@ def fold(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
 
 
+def language_of(location: str, languages: list[dict[str, Any]]) -> str:
+    """The code of the language whose folder holds ``location`` (the default language has none)."""
+    return next((lang["code"] for lang in languages if lang["prefix"] and location.startswith(lang["prefix"])),
+                next(lang["code"] for lang in languages if not lang["prefix"]))
+
+
 @event_priority(-200)  # after mkdocs-static-i18n (-100) has merged every language into one index
 def on_post_build(config: Any, **kwargs: Any) -> None:
-    path = Path(config["site_dir"]) / "search" / "search_index.json"
-    if not path.exists():
+    folder = Path(config["site_dir"]) / "search"
+    path = folder / "search_index.json"
+    languages = config["extra"].get("search_languages") or []
+    if not path.exists() or not languages:
         return
     index = json.loads(path.read_text(encoding="utf-8"))
-    folders = tuple(config["extra"].get("fold_accents") or [])
-    if not folders:
-        return
-    index["config"].setdefault("fields", {})["keywords"] = {"boost": 0.5}
+    if any(lang["fold"] for lang in languages):
+        index["config"].setdefault("fields", {})["keywords"] = {"boost": 0.5}
+    by_lang: dict[str, list[dict[str, Any]]] = {lang["code"]: [] for lang in languages}
+    folds = {lang["code"] for lang in languages if lang["fold"]}
     for doc in index["docs"]:
-        if doc["location"].startswith(folders):
+        code = language_of(doc["location"], languages)
+        if code in folds:
             doc["keywords"] = fold(doc.get("title", "") + " " + doc.get("text", ""))
+        by_lang[code].append(doc)
+    for code, docs in by_lang.items():
+        (folder / f"search_index.{code}.json").write_text(
+            json.dumps({**index, "docs": docs}, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    # the whole index stays for readers without the split script (it only ever asks for its own language)
     path.write_text(json.dumps(index, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")

@@ -49,7 +49,9 @@ def mkdocs_config(view: View, docs: Path, out: Path, langs: list[str]) -> dict[s
             for k in ("title", "text", "home", "versions")}}
         for lang in cfg.languages
     ]
-    extra["fold_accents"] = [lang.prefix for lang in cfg.languages if lang.fold_accents]  # read by the hooks
+    # read by the hooks: one search index per language
+    extra["search_languages"] = [{"code": lang.code, "prefix": lang.prefix, "fold": lang.fold_accents}
+                                 for lang in cfg.languages]
     for plugin in base["plugins"]:
         if isinstance(plugin, dict) and "search" in plugin:
             plugin["search"]["jieba_dict_user"] = str(project_file(plugin["search"]["jieba_dict_user"], root))
