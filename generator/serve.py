@@ -3,14 +3,45 @@
 from __future__ import annotations
 
 import functools
+import gzip
 import http.server
+import io
+import os
 import sys
 import threading
 import time
 from pathlib import Path
 
+# what a static host compresses: the pages, their scripts and styles, and the search indexes
+_COMPRESSED = {".html", ".js", ".css", ".json", ".svg", ".xml"}
+
+
+@functools.lru_cache(maxsize=512)
+def _gzipped(path: str, mtime: float) -> bytes:
+    with open(path, "rb") as fh:
+        return gzip.compress(fh.read(), compresslevel=6, mtime=0)
+
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
+    def send_head(self):  # type: ignore[override]
+        """Text files go out gzip-compressed to a client that accepts it, as a static host sends them."""
+        path = self.translate_path(self.path)
+        if os.path.isdir(path):
+            if not self.path.split("?", 1)[0].endswith("/"):
+                return super().send_head()  # the redirect to the folder's URL
+            path = os.path.join(path, "index.html")
+        if ("gzip" not in self.headers.get("Accept-Encoding", "") or Path(path).suffix not in _COMPRESSED
+                or not os.path.isfile(path)):
+            return super().send_head()
+        body = _gzipped(path, os.stat(path).st_mtime)
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(path))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Vary", "Accept-Encoding")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
+
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         # serve the version's own (Material) 404 page rather than the bare server one
         if code == 404:

@@ -51,3 +51,18 @@ def test_html_of_the_latest_version_is_valid(built_site):
         capture_output=True, text=True, timeout=600)
     errors = [ln for ln in proc.stderr.splitlines() + proc.stdout.splitlines() if ln.strip()]
     assert proc.returncode == 0 and not errors, "\n".join(errors[:20])
+
+
+def test_the_server_compresses_text_as_a_static_host_does(site_url, built_site):
+    import gzip
+
+    for path, file in (("/1.16/grpo/kl/", "1.16/grpo/kl/index.html"),
+                       ("/1.16/search/search_index.vi.json", "1.16/search/search_index.vi.json")):
+        req = urllib.request.Request(site_url + path, headers={"Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(req) as resp:
+            assert resp.headers["Content-Encoding"] == "gzip", path
+            body = resp.read()
+        assert gzip.decompress(body) == (built_site / file).read_bytes()
+        assert len(body) < (built_site / file).stat().st_size / 3
+    with urllib.request.urlopen(site_url + "/1.16/grpo/kl/") as resp:  # a client that does not ask for it
+        assert resp.headers["Content-Encoding"] is None
