@@ -22,6 +22,7 @@ from .read.sources import read_sources
 from .read.translations import Report
 from .render.api import metrics_api
 from .render.i18n_pages import translation_report
+from .render.mathref import write_table
 from .render.pages import pages
 from .render.view import View
 from .resolve.releases import select_lines
@@ -44,12 +45,14 @@ def views_of(atlas: Atlas, lines: list[str] | None, langs: list[Language]) -> li
 
 
 def line_docs(views: list[View], report: Report, docs: Path, out: Path) -> dict[str, Any]:
-    """Write the Markdown of one line in the views' languages into ``docs``; return the mkdocs configuration that
-    builds it into ``out``."""
+    """Write the Markdown of one line in the views' languages into ``docs`` (and the formulas' HTML beside it);
+    return the mkdocs configuration that builds it into ``out``."""
     atlas, edition = views[0].atlas, views[0].edition
     write_docs({rel: text for v in views for rel, text in pages(v, report).items()}, docs)
+    math = docs.parent / f"{docs.name}.math.json"
+    write_table(atlas.math, math)
     default = views[0] if views[0].lang.default else View(atlas, edition, atlas.config.default)
-    return mkdocs_config(default, docs, out, [v.lang.code for v in views])
+    return mkdocs_config(default, docs, out, [v.lang.code for v in views], math)
 
 
 # What the forked workers of a build inherit (see `workers`): the build in progress.

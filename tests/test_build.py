@@ -47,6 +47,8 @@ def test_formulas_are_rendered_at_build_time(built_site):
     for item in items():
         html = _page(built_site, "en", item).read_text(encoding="utf-8")
         assert 'class="katex-display"' in html and "<math" in html, item.path
+    left = [p for p in built_site.rglob("*.html") if "atlas-math-ref" in p.read_text(encoding="utf-8")]
+    assert not left, f"formula placeholders left in {left[:3]}"
     css = built_site / LATEST / "assets/katex/katex.min.css"
     fonts = re.findall(r"url\((fonts/[^)]+)\)", css.read_text(encoding="utf-8"))
     assert fonts and all((css.parent / f).is_file() for f in fonts)

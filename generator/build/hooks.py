@@ -4,6 +4,7 @@ that ask for it (`fold_accents` in atlas.yml)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -12,7 +13,21 @@ from typing import Any
 
 from mkdocs.plugins import event_priority
 
+from generator.render.mathref import expand
+
 _TAGS = re.compile(r"<[^>]+>")
+
+
+@functools.cache
+def _math_table(path: str) -> dict[str, str]:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def on_post_page(output: str, page: Any, config: Any) -> str:
+    # the formulas' KaTeX HTML goes into the finished page, after Markdown and the search index have seen it
+    if table := config["extra"].get("atlas_math"):
+        return expand(output, _math_table(table))
+    return output
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:

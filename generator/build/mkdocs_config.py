@@ -15,8 +15,9 @@ from ..render.trainer_pages import index_doc
 from ..render.view import View
 
 
-def mkdocs_config(view: View, docs: Path, out: Path, langs: list[str]) -> dict[str, Any]:
-    """``view``: the line in its default language (navigation titles are translated by mkdocs-static-i18n)."""
+def mkdocs_config(view: View, docs: Path, out: Path, langs: list[str], math: Path) -> dict[str, Any]:
+    """``view``: the line in its default language (navigation titles are translated by mkdocs-static-i18n);
+    ``math``: the formulas' HTML by placeholder (`render.mathref`), which the hooks put into the pages."""
     atlas, edition, cfg = view.atlas, view.edition, view.config
     root = atlas.root
     ui = atlas.ui[cfg.default_lang]
@@ -49,7 +50,8 @@ def mkdocs_config(view: View, docs: Path, out: Path, langs: list[str]) -> dict[s
             for k in ("title", "text", "home", "versions")}}
         for lang in cfg.languages
     ]
-    # read by the hooks: one search index per language
+    extra["atlas_math"] = str(math)  # read by the hooks, like what follows
+    # one search index per language
     extra["search_languages"] = [{"code": lang.code, "prefix": lang.prefix, "fold": lang.fold_accents}
                                  for lang in cfg.languages]
     for plugin in base["plugins"]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import jinja2
 
-from .markdown import cell, fenced, inline_html, oneline
+from .markdown import cell, fenced, oneline
 
 
 def _env(autoescape: bool) -> jinja2.Environment:
@@ -14,7 +14,7 @@ def _env(autoescape: bool) -> jinja2.Environment:
         keep_trailing_newline=not autoescape,
         autoescape=autoescape,
     )
-    env.filters.update(oneline=oneline, cell=cell, inline_html=inline_html, fenced=fenced)
+    env.filters.update(oneline=oneline, cell=cell, fenced=fenced)
     return env
 
 

@@ -50,9 +50,3 @@ def oneline(text: object) -> str:
 def cell(text: object) -> str:
     """Text for a Markdown table cell: one line, no '|' that would split the cell."""
     return oneline(text).replace("|", "\\|")
-
-
-def inline_html(html: object) -> str:
-    """Inline KaTeX HTML placed in Markdown (a table cell): characters Markdown would act on become entities, so that
-    `_i ... _j` in the TeX annotation is not turned into <em> and `|` does not split the cell."""
-    return str(html).replace("|", "&#124;").replace("_", "&#95;").replace("*", "&#42;")

@@ -86,7 +86,7 @@ def _qr_svg(url: str) -> Markup:
 
 
 def _formula(view: View, m: Any, mathml: bool) -> Markup:
-    html = view.math(m.formula.tex, True)
+    html = view.math_html(m.formula.tex, True)
     return Markup(html if mathml else _MATHML.sub("", html))
 
 

@@ -15,6 +15,7 @@ from ..read.translations import Field, field_states
 from ..resolve.edition import Edition
 from . import paths
 from .markdown import markdown_text
+from .mathref import placeholder
 from .termlinks import TermIndex, used_by
 
 CODE_URLS = {  # where each package's tagged source lives; files in SourceRef are paths inside the package
@@ -77,6 +78,12 @@ class View:
         return f"`{f.op} {f.value:g}`"
 
     def math(self, tex: str, display: bool) -> str:
+        """A formula on a page: a placeholder that the finished page gets its KaTeX HTML for (see `mathref`)."""
+        self.atlas.math[(tex, display)]  # a formula `check` did not render is a bug here, not a blank on a page
+        return placeholder(tex, display)
+
+    def math_html(self, tex: str, display: bool) -> str:
+        """A formula's KaTeX HTML itself (the cheat-sheets are not built by mkdocs)."""
         return self.atlas.math[(tex, display)]
 
     def url(self, site_path: str) -> str:
