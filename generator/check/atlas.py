@@ -3,8 +3,9 @@ formula, all known to be valid. Rendering never reads YAML."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..read.config import Config, Term
 from ..read.load import Loaded
@@ -18,6 +19,8 @@ class Atlas:
     sources: Sources
     editions: tuple[Edition, ...]  # newest line first
     math: dict[tuple[str, bool], str]  # (TeX, display) -> KaTeX HTML
+    # what rendering derives once for all lines (a language's glossary term index), by name
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def root(self) -> Path:

@@ -12,8 +12,10 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path as FsPath
 from typing import Any, Literal
 
@@ -61,7 +63,7 @@ class Field:
     def name(self) -> str:
         return dotted(self.loc)
 
-    @property
+    @cached_property
     def kind(self) -> str:
         """The field with list positions and the variant number dropped, e.g. ``troubleshooting.actions``."""
         return ".".join(str(p) for p in self.loc if not isinstance(p, int) and p != "variants")
@@ -165,9 +167,20 @@ class Report:
     langs: list[str]
     fields: dict[str, list[Field]]  # lang -> fields
 
+    @cached_property
+    def _counts(self) -> Counter[tuple[str, str | None, str | None, str | None]]:
+        """How many fields per (language, state, path, kind), each of the last three also counted as None (any):
+        a status page asks for thousands of such counts."""
+        counts: Counter[tuple[str, str | None, str | None, str | None]] = Counter()
+        for lang, fields in self.fields.items():
+            for f in fields:
+                for state in (f.state, None):
+                    for path in (f.path, None):
+                        counts.update([(lang, state, path, f.kind), (lang, state, path, None)])
+        return counts
+
     def count(self, lang: str, state: State | None = None, path: str | None = None, kind: str | None = None) -> int:
-        return sum(1 for f in self.fields[lang] if (state is None or f.state == state)
-                   and (path is None or f.path == path) and (kind is None or f.kind == kind))
+        return self._counts[(lang, state, path, kind)]
 
     def translated(self, lang: str, **kw: Any) -> int:
         return self.count(lang, **kw) - self.count(lang, "missing", **kw)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..read.config import Language
@@ -39,6 +39,8 @@ class TermIndex:
     entries: tuple[GlossaryEntry, ...]
     regex: re.Pattern[str] | None
     fallback: str = ""  # the language whose texts stand in where ``lang`` has none yet
+    # what `found` answered, by text: the lines of a site share most of their texts
+    _found: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def build(cls, entries: Iterable[GlossaryEntry], lang: Language, fallback: str) -> TermIndex:
@@ -53,11 +55,13 @@ class TermIndex:
     def entry(self, m: re.Match[str]) -> GlossaryEntry:
         return self.entries[int(m.lastgroup.split("_")[0][1:])]  # type: ignore[union-attr]
 
-    def found(self, text: str) -> set[str]:
+    def found(self, text: str) -> frozenset[str]:
         """Ids of the entries whose forms occur in ``text`` (prose only: inline code is ignored)."""
         if self.regex is None:
-            return set()
-        return {self.entry(m).id for m in self.regex.finditer(_CODE.sub(" ", text))}
+            return frozenset()
+        if text not in self._found:
+            self._found[text] = frozenset(self.entry(m).id for m in self.regex.finditer(_CODE.sub(" ", text)))
+        return self._found[text]
 
 
 def _link_line(line: str, index: TermIndex, seen: set[str], href: Callable[[GlossaryEntry], str]) -> str:
@@ -124,7 +128,7 @@ def used_by(index: TermIndex, models: list[Any]) -> dict[str, list[Any]]:
     """For each entry id, the models (metrics) whose text in the index's language mentions it, in the given
     order."""
     out: dict[str, list[Any]] = {e.id: [] for e in index.entries}
-    for model in models:
-        for eid in sorted(index.found("\n".join(texts_of(model, index.lang)))):
+    for model in models:  # text by text: most texts are the same on every line, and `found` remembers them
+        for eid in sorted(frozenset().union(*(index.found(text) for text in texts_of(model, index.lang)))):
             out[eid].append(model)
     return out

@@ -100,8 +100,13 @@ class View:
 
     @cached_property
     def term_index(self) -> TermIndex:
-        """The glossary's terms in this language, for linking them on pages."""
-        return TermIndex.build([it.model for it in self.edition.glossary], self.lang, self.default.code)
+        """The glossary's terms in this language, for linking them on pages (one index per language, shared by
+        every line: the glossary is the same on all)."""
+        key = f"terms:{self.lang.code}"
+        if key not in self.atlas.memo:
+            self.atlas.memo[key] = TermIndex.build([it.model for it in self.edition.glossary], self.lang,
+                                                   self.default.code)
+        return self.atlas.memo[key]
 
     @cached_property
     def glossary_users(self) -> dict[str, list[Any]]:
