@@ -9,7 +9,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # chromium: browser tests; fonts: the site and the cheat-sheet PDFs; pango: WeasyPrint; poppler-utils: PDF tests
 APT_PACKAGES := chromium fonts-noto-cjk fonts-noto-core fonts-dejavu-core libpango-1.0-0 libpangoft2-1.0-0 poppler-utils
 
-.PHONY: setup system-deps serve build pdf check test test-fast fuzz lint schema clean
+.PHONY: setup system-deps serve build pdf check test test-fast fuzz lint schema bench clean
 
 setup: $(VENV)/.installed node_modules/.installed system-deps
 
@@ -75,6 +75,11 @@ test-fast: $(VENV)/.installed node_modules/.installed system-deps
 FUZZ_EXAMPLES ?= 2000
 fuzz: $(VENV)/.installed node_modules/.installed
 	ATLAS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) ATLAS_FUZZ_SNIPPETS=1 $(PY) -m pytest -q tests/test_fuzz_sources.py
+
+# every benchmark, and their figures as the table in benchmarks/README.md (BENCH_ARGS=--skip-tests to leave out the
+# ~10 min test-suite timing)
+bench: setup
+	$(PY) benchmarks/run_all.py $(BENCH_ARGS)
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check generator tests benchmarks

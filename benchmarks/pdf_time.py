@@ -1,6 +1,6 @@
 """Time to build every cheat-sheet of one release line (every trainer and language, A4 and US Letter PDFs and the
-printable pages): in process (`build_pdfs` from the checked atlas) and as a user runs it (`atlas pdf` in a new
-process, checking from the cache included). Prints medians of N runs and the time per PDF.
+printable pages), every PDF made (no PDF cache): in process (`build_pdfs` from the checked atlas) and as a user runs
+it (`atlas pdf --no-cache` in a new process, checking included). Prints medians of N runs and the time per PDF.
 
     .venv/bin/python benchmarks/pdf_time.py [--version 1.16] [--runs 3]
 """
@@ -30,11 +30,11 @@ def main() -> None:
         written: list[Path] = []
 
         def in_process() -> None:
-            written[:] = build_pdfs(atlas, out / "lib", versions=[line])
+            written[:] = build_pdfs(atlas, out / "lib", versions=[line], use_cache=False)
 
         def cli() -> None:
-            subprocess.run([sys.executable, "-m", "generator.cli", "--root", str(ROOT), "pdf", "--version", line,
-                            "--out", str(out / "cli")], check=True, cwd=ROOT, capture_output=True)
+            subprocess.run([sys.executable, "-m", "generator.cli", "--root", str(ROOT), "pdf", "--no-cache",
+                            "--version", line, "--out", str(out / "cli")], check=True, cwd=ROOT, capture_output=True)
 
         lib = runs(in_process, args.runs)
         pdfs = sum(p.suffix == ".pdf" for p in written)

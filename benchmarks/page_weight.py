@@ -1,0 +1,80 @@
+"""Target 3, pages: the HTML size of the metric pages, mkdocs' time per page, and what a reader's browser
+transfers to show one metric page cold (HTML, styles, scripts, fonts; the search index counted apart), in headless
+Chromium over `atlas serve`'s server, which compresses text as a static host does.
+
+    .venv/bin/python benchmarks/page_weight.py [--runs 3] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import threading
+from pathlib import Path
+
+import yaml
+from timing import Figure, command, median, options, python, report
+
+from generator.pipeline import build_site, line_docs, load_atlas, views_of
+from generator.render.i18n_pages import translation_report
+from generator.serve import make_server
+
+PAGE = "1.16/grpo/kl/"
+
+
+def transferred(site: Path, path: str) -> tuple[int, int, int]:
+    """(bytes of the page and its assets, bytes of the search index, number of requests) a cold load transfers."""
+    from playwright.sync_api import sync_playwright
+
+    server = make_server(site, "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    sizes: dict[str, int] = {}
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
+                "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"])
+            page = browser.new_page()
+            page.on("requestfinished", lambda req: sizes.__setitem__(req.url, req.sizes()["responseBodySize"]
+                                                                       + req.sizes()["responseHeadersSize"]))
+            page.goto(f"http://127.0.0.1:{server.server_address[1]}/{path}", wait_until="networkidle")
+            browser.close()
+    finally:
+        server.shutdown()
+    search = sum(v for k, v in sizes.items() if "/search/" in k)
+    return sum(sizes.values()) - search, search, len(sizes)
+
+
+def main() -> None:
+    args = options(__doc__).parse_args()
+    root = Path(args.root).resolve()
+    atlas = load_atlas(root)
+    with tempfile.TemporaryDirectory() as tmp:
+        site = build_site(root, site_dir=Path(tmp) / "site", atlas=atlas)
+        sizes = sorted(p.stat().st_size for p in (site / "1.16").glob("grpo/**/index.html")
+                       if p.parent.name != "grpo")
+        heaviest = max((p.stat().st_size, p.parent.relative_to(site)) for p in (site / "1.16").glob(
+            "grpo/**/index.html"))
+        views = views_of(atlas, ["1.16"], atlas.config.languages)[0]
+        docs = Path(tmp) / "docs"
+        config = line_docs(views, translation_report(views[0]), docs, Path(tmp) / "bare")
+        pages = sum(1 for _ in docs.rglob("*.md"))
+        cfg = Path(tmp) / "bare.yml"
+        cfg.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+        per_page = median([command([python(), "-m", "mkdocs", "build", "-q", "-f", str(cfg)], root)[0]
+                           for _ in range(args.runs)]) / pages
+        loads = [transferred(site, PAGE) for _ in range(args.runs)]
+    page_bytes = median([x[0] for x in loads])
+    report([
+        Figure("3. pages", "metric page HTML, median / largest", f"{statistics.median(sizes) / 1000:.0f} KB / "
+               f"{heaviest[0] / 1000:.0f} KB ({heaviest[1]})", "< 60 KB", statistics.median(sizes) < 60_000),
+        Figure("3. pages", f"mkdocs time per page (line 1.16, {pages} pages in 3 languages)",
+               f"{1000 * per_page:.0f} ms"),
+        Figure("3. pages", f"cold load of /{PAGE} with every asset ({loads[0][2]} requests, compressed)",
+               f"{page_bytes / 1000:.0f} KB", "< 400 KB", page_bytes < 400_000),
+        Figure("3. pages", "search index that page's reader downloads (compressed)",
+               f"{median([x[1] for x in loads]) / 1000:.0f} KB"),
+    ], args.json)
+
+
+if __name__ == "__main__":
+    main()
