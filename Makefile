@@ -82,7 +82,7 @@ bench: setup
 	$(PY) benchmarks/run_all.py $(BENCH_ARGS)
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check generator tests benchmarks
+	$(VENV)/bin/ruff check generator tests benchmarks examples
 
 clean:
 	rm -rf site build .pytest_cache .hypothesis

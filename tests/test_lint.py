@@ -11,5 +11,5 @@ from .conftest import ROOT
 
 def test_ruff_finds_nothing():
     proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--output-format", "concise",
-                           "generator", "tests", "benchmarks"], cwd=ROOT, capture_output=True, text=True)
+                           "generator", "tests", "benchmarks", "examples"], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr

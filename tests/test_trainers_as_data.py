@@ -1,7 +1,8 @@
-"""A trainer is data: a made-up trainer (tests/data/toy: a trainer file and two metrics) added to a copy of the
-sources, with no Python edited, gets its index, metric pages, coverage page and cheat-sheets on the lines whose
-release has it, and its settings' defaults per release; a line after its removal points to the last line that has
-it. What the trainer file holds that no page shows is an error."""
+"""A trainer is data: a made-up trainer (examples/add_a_metric/toy: a trainer file, two metrics, an explainer) added
+to a copy of the sources, with no Python edited, gets its index, metric pages, coverage page and cheat-sheets on the
+lines whose release has it, and its settings' defaults per release; a line after its removal points to the last
+line that has it. What the trainer file holds that no page shows is an error. This is also the example of
+examples/add_a_metric/, whose README's commands are run here on a copy."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from generator.pipeline import build_site, load_atlas
 
 from .conftest import EXEMPLAR, ROOT, copy_sources
 
-TOY = ROOT / "tests" / "data" / "toy"
+TOY = ROOT / "examples" / "add_a_metric" / "toy"
 LATEST = "1.16"  # ToyTrainer was removed in 1.14.0
 LINE = "1.12"  # the last line that has it
 
@@ -41,7 +42,8 @@ def toy(tmp_path_factory):
 def test_a_line_shows_the_trainer_when_its_release_has_it(toy):
     atlas, _ = toy
     lines = {e.line.name: [t.id for t in e.trainers] for e in atlas.editions}
-    assert lines == {"1.16": ["grpo"], "1.12": ["grpo", "toy"], "0.26": ["grpo"]}  # ToyTrainer: 1.0.0 to 1.14.0
+    # ToyTrainer: 1.0.0 to 1.14.0; the copy holds no other trainer's pages, so the 0.11 line shows none
+    assert lines == {"1.16": ["grpo"], "1.12": ["grpo", "toy"], "0.26": ["grpo"], "0.11": []}
     toy = atlas.edition(LINE).trainer("toy")
     assert toy.cls.name == "ToyTrainer" and [r.metric.key for r in toy.metrics] == ["coins/heads", "coins/spread"]
     assert [(c.option, d.value) for c, d in toy.defaults] == [("flips", "16")]

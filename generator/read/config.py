@@ -59,6 +59,7 @@ class Config(Strict):
     site_name: str
     site_url: str
     edit_base: str
+    source_base: str
     languages: list[Language] = Field(min_length=1)
     versions: list[Line] = Field(min_length=1)
     trl_releases: list[str] = Field(min_length=1)

@@ -14,7 +14,8 @@ def render_home(view: View) -> str:
     removed = [{"class_": gone.trainer.classes[-1].name, "href": f"{gone.id}/index.md",
                 "until": gone.trainer.until} for gone in view.edition.removed]
     return MARKDOWN.get_template("home.md.j2").render(**view.base(
-        trainers=trainers, removed=removed, edit_url=view.edit_url(f"locales/{view.lang.code}/ui.yaml")))
+        trainers=trainers, removed=removed, examples=f"{view.config.source_base}examples/",
+        edit_url=view.edit_url(f"locales/{view.lang.code}/ui.yaml")))
 
 
 def render_which_version(view: View) -> str:
