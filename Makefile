@@ -6,8 +6,10 @@ ATLAS := $(VENV)/bin/atlas
 export NO_MKDOCS_2_WARNING := 1
 export HF_HUB_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
-# chromium: browser tests; fonts: the site and the cheat-sheet PDFs; pango: WeasyPrint; poppler-utils: PDF tests
-APT_PACKAGES := chromium fonts-noto-cjk fonts-noto-core fonts-dejavu-core libpango-1.0-0 libpangoft2-1.0-0 poppler-utils
+# chromium: browser tests; fonts: the site and the cheat-sheet PDFs; pango: WeasyPrint; poppler-utils: PDF tests;
+# a Java runtime: the Nu HTML checker (npm vnu-jar) of the site gates
+APT_PACKAGES := chromium fonts-noto-cjk fonts-noto-core fonts-dejavu-core libpango-1.0-0 libpangoft2-1.0-0 poppler-utils \
+	default-jre-headless
 
 .PHONY: setup system-deps serve build pdf check test test-fast fuzz lint schema bench clean
 
@@ -34,6 +36,7 @@ system-deps:
 	ldconfig -p 2>/dev/null | grep -q "libpango-1.0.so.0" || missing="$$missing libpango-1.0-0"; \
 	ldconfig -p 2>/dev/null | grep -q "libpangoft2-1.0.so.0" || missing="$$missing libpangoft2-1.0-0"; \
 	command -v pdftoppm >/dev/null 2>&1 || missing="$$missing poppler-utils"; \
+	command -v java >/dev/null 2>&1 || missing="$$missing default-jre-headless"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing Debian packages:$$missing"; \

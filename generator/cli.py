@@ -31,22 +31,25 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from .pipeline import build_site, load_atlas
+    from .pipeline import build_site, load_atlas, published_at
 
     root = _root(args)
+    atlas = load_atlas(root, use_cache=not args.no_cache)
     out = build_site(root, site_dir=Path(args.site_dir) if args.site_dir else None, versions=args.version,
-                     langs=args.lang, atlas=load_atlas(root, use_cache=not args.no_cache), use_cache=not args.no_cache)
+                     langs=args.lang, atlas=published_at(atlas, args.site_url) if args.site_url else atlas,
+                     use_cache=not args.no_cache)
     print(f"built {out}", file=sys.stderr)
     return 0
 
 
 def cmd_pdf(args: argparse.Namespace) -> int:
-    from .pipeline import build_pdfs, load_atlas
+    from .pipeline import build_pdfs, load_atlas, published_at
 
     root = _root(args)
     out = Path(args.out).resolve() if args.out else root / "site"
-    written = build_pdfs(load_atlas(root, use_cache=not args.no_cache), out, versions=args.version, langs=args.lang,
-                         use_cache=not args.no_cache)
+    atlas = load_atlas(root, use_cache=not args.no_cache)
+    written = build_pdfs(published_at(atlas, args.site_url) if args.site_url else atlas, out, versions=args.version,
+                         langs=args.lang, use_cache=not args.no_cache)
     print(f"wrote {sum(p.suffix == '.pdf' for p in written)} cheat-sheet PDFs and their printable pages under {out}",
           file=sys.stderr)
     return 0
@@ -147,15 +150,23 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def _root_arg(p: argparse.ArgumentParser) -> None:
+    """`--root` is accepted after the command too (`atlas check --root ../other`)."""
+    p.add_argument("--root", default=argparse.SUPPRESS, help="checkout to work on (default: current directory)")
+
+
 def _no_cache_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-cache", action="store_true",
                    help="re-run every snippet and formula and remake every PDF (ignore .cache/atlas)")
 
 
 def _selection_args(p: argparse.ArgumentParser) -> None:
-    """The options shared by the commands that build: which lines, which languages, and the cache."""
+    """The options shared by the commands that build: which lines, which languages, where it is published, and the
+    cache."""
     p.add_argument("--version", action="append", help="only this TRL release line (repeatable)")
     p.add_argument("--lang", action="append", help="only this language (repeatable)")
+    p.add_argument("--site-url", help="the public URL the site is published at (default: atlas.yml's site_url); "
+                                      "links and the cheat-sheets' QR codes point there")
     _no_cache_arg(p)
 
 
@@ -165,18 +176,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", default=".", help="checkout to work on (default: current directory)")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("check", help="validate every source; one line per error")
+    _root_arg(p)
     p.add_argument("--no-snippets", action="store_true", help="skip running the snippets (faster)")
     _no_cache_arg(p)
     p.set_defaults(func=cmd_check)
     p = sub.add_parser("build", help="build the static site into site/ (atomically)")
+    _root_arg(p)
     p.add_argument("--site-dir", help="output folder (default: <root>/site)")
     _selection_args(p)
     p.set_defaults(func=cmd_build)
     p = sub.add_parser("pdf", help="build only the one-page cheat-sheets (PDFs and printable pages) into site/")
+    _root_arg(p)
     p.add_argument("--out", help="folder to write <version>/cheatsheets/... into (default: <root>/site)")
     _selection_args(p)
     p.set_defaults(func=cmd_pdf)
     p = sub.add_parser("serve", help="build, then serve on http://127.0.0.1:8000")
+    _root_arg(p)
     p.add_argument("--addr", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--version", help="preview one TRL release line only (built into build/preview/)")
@@ -187,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("i18n", help="translation status and stamps")
     i18n = p.add_subparsers(dest="i18n_command", required=True)
     q = i18n.add_parser("status", help="per language: texts translated, missing and stale")
+    _root_arg(q)
     q.add_argument("--lang", action="append", help="only this language (repeatable)")
     q.add_argument("--stale", action="store_true", help="list every stale translation as path:line: field")
     q.add_argument("--missing", action="store_true", help="list every missing translation as path:line: field")
@@ -194,11 +210,13 @@ def main(argv: list[str] | None = None) -> int:
     q.set_defaults(func=cmd_i18n_status)
     q = i18n.add_parser("stamp", help="record which English text each translation was made from "
                                       "(stale translations keep their old stamp unless accepted)")
+    _root_arg(q)
     q.add_argument("--lang", action="append", help="only this language (repeatable)")
     q.add_argument("--accept", action="append", metavar="FILE[:FIELD]",
                    help="mark this stale translation (or all of a file's) as checked against the new English")
     q.set_defaults(func=cmd_i18n_stamp)
     p = sub.add_parser("schema", help="print the JSON Schema of a metric file (or of a glossary entry)")
+    _root_arg(p)
     p.add_argument("--glossary", action="store_true", help="the schema of a glossary entry instead of a metric")
     p.add_argument("--trainer", action="store_true", help="the schema of a trainer file instead of a metric")
     p.add_argument("--explainer", action="store_true", help="the schema of an explainer page instead of a metric")

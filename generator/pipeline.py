@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from .build.mkdocs_run import run_mkdocs
 from .build.publish import publish, remove_stale_work, write_root
 from .cache import Cache, cache_dir
 from .check import Atlas, check
+from .errors import BuildError
 from .print.pdf import cached_pdf, make_pdf, render_sheets, sheet_documents, write_files
 from .read.config import Language
 from .read.sources import read_sources
@@ -35,6 +38,16 @@ def load_atlas(root: Path, run_snippets: bool = True, use_cache: bool = True) ->
     root = root.resolve()
     cache = Cache(cache_dir(root) / "results.json" if use_cache else None)
     return check(read_sources(root), run_snippets=run_snippets, cache=cache)
+
+
+def published_at(atlas: Atlas, site_url: str) -> Atlas:
+    """The atlas as published at ``site_url`` (the public URL of the site's root, ending in '/'): the pages'
+    canonical links, the cheat-sheets' links and QR codes point there instead of atlas.yml's `site_url`."""
+    if not re.match(r"^https?://[^\s]+/$", site_url):
+        raise BuildError(f"--site-url {site_url}: give the site's public root URL, ending in '/' "
+                         "(e.g. https://example.org/rl-metrics-atlas/)")
+    sources = replace(atlas.sources, config=atlas.config.model_copy(update={"site_url": site_url}))
+    return replace(atlas, sources=sources, memo={})
 
 
 def views_of(atlas: Atlas, lines: list[str] | None, langs: list[Language]) -> list[list[View]]:
