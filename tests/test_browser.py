@@ -3,6 +3,10 @@ the language switch on an inner page, KaTeX visible, and not one request to any 
 
 from __future__ import annotations
 
+import json
+import random
+import re
+import unicodedata
 from urllib.parse import urlparse
 
 import pytest
@@ -38,6 +42,74 @@ def test_chinese_search_finds_chinese_pages(page, site_url):
 def test_vietnamese_search_with_or_without_diacritics(page, site_url, query):
     links = search(page, site_url, "/1.16/vi/", query)
     assert any(urlparse(link).path == "/1.16/vi" + METRIC[5:] for link in links[:5]), links[:5]
+
+
+# --- Vietnamese typed without diacritics, with words drawn from the built pages -------------------------------------
+
+_TAG = re.compile(r"<[^>]+>")
+_WORD = re.compile(r"[^\W\d_]+")
+# English stop words that lunr drops from an English index and that are Vietnamese syllables once folded (độ, ổn, nó)
+_FOLDED_STOP_WORDS = ("do", "an", "no", "on", "to", "at", "as")
+
+
+def _fold(word: str) -> str:
+    word = word.replace("đ", "d").replace("Đ", "D")
+    return "".join(c for c in unicodedata.normalize("NFD", word) if unicodedata.category(c) != "Mn").lower()
+
+
+def _vietnamese_pages(built_site) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """The 1.16 Vietnamese pages (paths) that contain each word carrying a diacritic, and those that contain each
+    folded form (any word that folds to it, with or without diacritics)."""
+    index = json.loads((built_site / "1.16" / "search" / "search_index.vi.json").read_text(encoding="utf-8"))
+    by_word: dict[str, set[str]] = {}
+    by_fold: dict[str, set[str]] = {}
+    for doc in index["docs"]:
+        path = "/1.16/" + doc["location"].split("#")[0]
+        text = _TAG.sub(" ", doc["title"] + " " + doc["text"])
+        for word in {w.lower() for w in _WORD.findall(unicodedata.normalize("NFC", text))}:
+            by_fold.setdefault(_fold(word), set()).add(path)
+            if _fold(word) != word:
+                by_word.setdefault(word, set()).add(path)
+    return by_word, by_fold
+
+
+# Material's search worker answers on a message channel; this records its answers so a test can read every result,
+# not only the ten the result list draws first.
+_RECORD_SEARCH_WORKER = """
+(() => { const Native = window.Worker; window.__atlasSearch = [];
+  window.Worker = class extends Native { constructor(...args) { super(...args);
+    this.addEventListener("message", (e) => window.__atlasSearch.push(e.data)); } }; })();
+"""
+
+
+def _all_result_pages(page) -> set[str]:
+    """The page of every result of the last search, read from the search worker's answer."""
+    answers = [m["data"] for m in page.evaluate("window.__atlasSearch")
+               if isinstance(m, dict) and isinstance(m.get("data"), dict) and "items" in m["data"]]
+    assert answers, "Material's search worker sent no results: its message format changed"
+    return {"/1.16/" + doc["location"].split("#")[0] for group in answers[-1]["items"] for doc in group}
+
+
+def test_vietnamese_words_typed_without_diacritics_find_every_page(page, site_url, built_site):
+    """Words sampled from the built pages (a fixed seed, so a failure can be replayed), typed without any diacritic
+    (đ as d), find every page that holds the word in any spelling that folds the same way; so do words with ặ and
+    folded words that are also English stop words (độ -> do, ổn -> on)."""
+    by_word, by_fold = _vietnamese_pages(built_site)
+    page.context.add_init_script(_RECORD_SEARCH_WORKER)
+    rng = random.Random(17)
+    folds = sorted({_fold(w) for w in by_word})
+    assert len(folds) > 300, "too few Vietnamese words to sample from"
+    stop = [f for f in folds if f in _FOLDED_STOP_WORDS]
+    assert stop, "no Vietnamese word folds to an English stop word: pick other stop words"
+    breve_dot = sorted({_fold(w) for w in by_word if "ặ" in w})[:3]  # ặ: two marks on one letter
+    misses = []
+    for folded in rng.sample(folds, 12) + stop + breve_dot:
+        search(page, site_url, "/1.16/vi/", folded)
+        page.wait_for_timeout(300)  # the last answer, for the whole word
+        missing = by_fold[folded] - _all_result_pages(page)
+        if missing:
+            misses.append(f"{folded}: {len(missing)} of {len(by_fold[folded])} pages missing, e.g. {min(missing)}")
+    assert not misses, misses
 
 
 @pytest.mark.parametrize(("start", "lang"), [("/1.16/", "en"), ("/1.16/zh/", "zh"), ("/1.16/vi/grpo/", "vi")])

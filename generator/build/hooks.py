@@ -16,6 +16,7 @@ from mkdocs.plugins import event_priority
 from generator.render.mathref import expand
 
 _TAGS = re.compile(r"<[^>]+>")
+_PUNCTUATION = re.compile(r"[^\w\s]")
 
 
 @functools.cache
@@ -38,9 +39,11 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
 
 
 def fold(text: str) -> str:
-    """Text without diacritics: 'cắt ngưỡng' -> 'cat nguong'."""
+    """Text without diacritics or punctuation, for search only: 'cắt (ngưỡng)' -> 'cat  nguong '. Punctuation goes
+    because the search index does not trim it from the words it sits against ('(tương' would not match 'tuong')."""
     text = _TAGS.sub(" ", text).replace("đ", "d").replace("Đ", "D")
-    return "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
+    bare = "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
+    return _PUNCTUATION.sub(" ", bare)
 
 
 def language_of(location: str, languages: list[dict[str, Any]]) -> str:
@@ -67,7 +70,13 @@ def on_post_build(config: Any, **kwargs: Any) -> None:
             doc["keywords"] = fold(doc.get("title", "") + " " + doc.get("text", ""))
         by_lang[code].append(doc)
     for code, docs in by_lang.items():
+        config_ = index["config"]
+        if code in folds:
+            # folded syllables are often English stop words (độ -> do, ổn -> on, nó -> no), which lunr's English
+            # filter would drop from the index: a folding language's index is analysed by its own lunr language only
+            config_ = {**config_, "lang": [code]}
         (folder / f"search_index.{code}.json").write_text(
-            json.dumps({**index, "docs": docs}, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+            json.dumps({**index, "config": config_, "docs": docs}, ensure_ascii=False, separators=(",", ":")),
+            encoding="utf-8")
     # the whole index stays for readers without the split script (it only ever asks for its own language)
     path.write_text(json.dumps(index, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
