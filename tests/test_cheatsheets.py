@@ -90,8 +90,16 @@ def test_every_sheet_is_one_page_of_its_paper(site, pdf):
     assert (float(box.width), float(box.height)) == pytest.approx(PAPER_PT[size], abs=1.0)
 
 
+def _trainer_edition(version, trainer: str):
+    """The trainer as the line's edition resolves it (its crucial defaults, its strip)."""
+    edition = next(e for e in real_atlas().editions if e.line == version)
+    return next(t for t in edition.trainers if t.id == trainer)
+
+
 def test_every_key_short_text_version_and_language_is_extractable(site, sheet):
     version, trainer, lang, metrics = sheet
+    defaults = [(c.option, d.value) for c, d in _trainer_edition(version, trainer).defaults if d.value is not None]
+    assert defaults, f"{trainer} has no crucial setting with a default in TRL {version.trl}"
     for size in SIZES:
         text = _squash(_text(_pdf(site, version, trainer, lang, size)))
         for m in metrics:
@@ -99,7 +107,8 @@ def test_every_key_short_text_version_and_language_is_extractable(site, sheet):
             short = re.sub(r"[`*]", "", m.cheatsheet.short.get(lang.code))
             assert _squash(short) in text, f"{m.key}: {lang.code} short text not extractable"
         assert _squash(f"TRL {version.trl}") in text and _squash(lang.name) in text  # the footer
-        assert "beta=0.0" in text and "num_generations=8" in text  # the settings that change the curves
+        for option, value in defaults:  # the footer: the settings that change the curves, with this line's defaults
+            assert _squash(f"{option}={value}") in text, f"{option}={value} missing from the {lang.code} {size} footer"
 
 
 def test_vietnamese_diacritics_survive_extraction(site, vi_sheet):
@@ -109,7 +118,14 @@ def test_vietnamese_diacritics_survive_extraction(site, vi_sheet):
     assert len(words) > 20
     missing = [w for w in words if w.strip("`(),;:") not in text]
     assert not missing, missing
-    assert "cắt cụt" in text and "Chính sách" in text  # truncation and policy, as the term base writes them
+    # truncation and policy, as the term base writes them, wherever the sheet's sources use them
+    te = _trainer_edition(version, trainer)
+    sources = [te.trainer.strip.get("vi") if te.trainer.strip else ""]
+    sources += [t.get("vi") for m in metrics for t in (m.cheatsheet.short, m.cheatsheet.first_try,
+                                                      m.troubleshooting[0].actions[0]) if t is not None]
+    terms = [t for t in ("cắt cụt", "chính sách") if t in " ".join(sources).lower()]
+    assert terms, "the Vietnamese sheet uses neither 'cắt cụt' nor 'chính sách': pick other multi-syllable terms"
+    assert all(t in text.lower() for t in terms), terms
 
 
 def _cid_of(font):

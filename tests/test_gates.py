@@ -15,7 +15,7 @@ from .linkcheck import check_site
 
 pytestmark = pytest.mark.xdist_group("site")
 
-VERSIONS = ["1.16", "1.12", "0.26"]
+VERSIONS = ["1.16", "1.12", "0.26", "0.11"]
 
 
 def test_every_link_and_fragment_resolves(site_url):

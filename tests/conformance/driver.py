@@ -103,7 +103,9 @@ def load_runs(path: str | Path, kinds: Iterable[type]) -> dict[str, Run]:
 # Adapters: how a snippet is fed from a run
 # --------------------------------------------------------------------------------------------------------------------
 
-Case = tuple[dict[str, Any], str | list[str]]  # inputs by snippet parameter, and one logged key or one per element
+# inputs by snippet parameter, and one logged key or one per element; a key whose logged value is an array (a
+# histogram, nested lists once recorded) is compared element by element with the list the snippet returns, flattened
+Case = tuple[dict[str, Any], str | list[str]]
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,26 @@ def _fresh(value: Any) -> Any:
     if isinstance(value, list):
         return [_fresh(v) for v in value]
     return value
+
+
+def _flat(value: Any) -> list[Any]:
+    """A logged array (nested lists) in row-major order."""
+    return [x for v in value for x in _flat(v)] if isinstance(value, list) else [value]
+
+
+def _compare_array(out: Outcome, at: str, got: Any, logged: list[Any], atol: float) -> None:
+    """A histogram key: TRL logged an array (nested lists once recorded), the snippet returns it flattened."""
+    values = _flat(logged)
+    if not isinstance(got, list) or len(got) != len(values):
+        shape = f"{len(got)} values" if isinstance(got, list) else f"one number {got!r}"
+        out.errors.append(f"{at}: TRL logged an array of {len(values)} values, the snippet returned {shape}")
+        return
+    out.compared += len(values)
+    bad = [i for i, (g, v) in enumerate(zip(got, values, strict=True)) if not _same(g, v, atol)]
+    if bad:
+        i = bad[0]
+        out.mismatches.append(f"{at}: {len(bad)} of {len(values)} elements differ, e.g. [{i}]: TRL logged "
+                              f"{values[i]!r}, snippet returned {got[i]!r} (expected to agree within {atol:g})")
 
 
 def _same(got: float | None, logged: float | None, atol: float) -> bool:
@@ -210,6 +232,9 @@ def compare(res: Resolved, release: str, adapter: Adapter, runs: dict[str, Run])
                     got: Any = as_floats(fn(**_fresh(kwargs)))
                 except Exception as exc:  # noqa: BLE001 - report which step broke the snippet
                     out.errors.append(f"{out.where}: {at}: snippet raised {type(exc).__name__}: {exc}")
+                    continue
+                if isinstance(key_or_keys, str) and isinstance(entry.get(key_or_keys), list):
+                    _compare_array(out, f"{out.where}: {at}: {key_or_keys}", got, entry[key_or_keys], adapter.atol)
                     continue
                 if isinstance(key_or_keys, str) and isinstance(got, list):
                     out.errors.append(f"{out.where}: {at}: snippet returned a list {got!r}, TRL logged one number")
