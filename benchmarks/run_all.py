@@ -18,7 +18,7 @@ from pathlib import Path
 
 from timing import ROOT
 
-BENCHMARKS = ["build_time", "preview_rebuild", "page_weight", "search_time", "test_time"]
+BENCHMARKS = ["build_time", "preview_rebuild", "page_weight", "search_time", "doctor_time", "test_time"]
 README = Path(__file__).with_name("README.md")
 START, END = "<!-- bench -->", "<!-- /bench -->"
 

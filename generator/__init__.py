@@ -3,8 +3,11 @@ a static site and printable cheat-sheets. The sub-packages are the pipeline, and
 layer or the layers before it (`tests/test_layers.py` holds every module to this):
 
     errors, cache, install, workers  ->  read  ->  resolve  ->  check  ->  render  ->  build  ->  print
-        ->  pipeline, serve, cli
+        ->  doctor  ->  pipeline, serve, cli
+
+`doctor` (a user's own run against the atlas's rules) reads the editions and the page words; only the top layer
+uses it.
 """
 
 LAYERS = (("errors", "cache", "install", "workers"), ("read",), ("resolve",), ("check",), ("render",), ("build",),
-          ("print",), ("pipeline", "serve", "cli"))
+          ("print",), ("doctor",), ("pipeline", "serve", "cli"))

@@ -1,4 +1,4 @@
-"""The `atlas` command: check, build, pdf, serve, i18n, schema."""
+"""The `atlas` command: check, build, pdf, serve, doctor, i18n, schema."""
 
 from __future__ import annotations
 
@@ -53,6 +53,12 @@ def cmd_pdf(args: argparse.Namespace) -> int:
     print(f"wrote {sum(p.suffix == '.pdf' for p in written)} cheat-sheet PDFs and their printable pages under {out}",
           file=sys.stderr)
     return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from .doctor.command import run
+
+    return run(args, _root(args))
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -190,6 +196,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", help="folder to write <version>/cheatsheets/... into (default: <root>/site)")
     _selection_args(p)
     p.set_defaults(func=cmd_pdf)
+    p = sub.add_parser("doctor", help="read a run's logs and report the curves the atlas's rules find unhealthy "
+                                      "(exit 1 on a red flag, 2 on unreadable input)")
+    from .doctor.command import add_arguments
+
+    add_arguments(p)
+    p.set_defaults(func=cmd_doctor)
     p = sub.add_parser("serve", help="build, then serve on http://127.0.0.1:8000")
     _root_arg(p)
     p.add_argument("--addr", default="127.0.0.1")

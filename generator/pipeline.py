@@ -18,6 +18,7 @@ from .build.mkdocs_run import run_mkdocs
 from .build.publish import publish, remove_stale_work, write_root
 from .cache import Cache, cache_dir
 from .check import Atlas, check
+from .doctor.site import doctor_example
 from .errors import BuildError
 from .print.pdf import cached_pdf, make_pdf, render_sheets, sheet_documents, write_files
 from .read.config import Language
@@ -61,7 +62,8 @@ def line_docs(views: list[View], report: Report, docs: Path, out: Path) -> dict[
     """Write the Markdown of one line in the views' languages into ``docs`` (and the formulas' HTML beside it);
     return the mkdocs configuration that builds it into ``out``."""
     atlas, edition = views[0].atlas, views[0].edition
-    write_docs({rel: text for v in views for rel, text in pages(v, report).items()}, docs)
+    write_docs({rel: text for v in views for rel, text in pages(v, report, doctor_example(atlas, v.lang.code)).items()},
+               docs)
     math = docs.parent / f"{docs.name}.math.json"
     write_table(atlas.math, math)
     default = views[0] if views[0].lang.default else View(atlas, edition, atlas.config.default)

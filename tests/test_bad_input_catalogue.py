@@ -542,6 +542,46 @@ def stamp_not_two_fingerprints(root, _):
                   path="locales/zh/stamps.yaml")
 
 
+# --- the rules `atlas doctor` evaluates (healthy.red_flags, troubleshooting groups) ---------------------------------
+
+def _first_flag(root: Path, *fields: str) -> int:
+    """Put ``fields`` (YAML lines) into the exemplar's first red flag, right under its `op`; return their line."""
+    return _sub(root, r"^    - op: .*$", lambda m: m.group(0) + "".join(f"\n      {f}" for f in fields)) + 1
+
+
+def rule_condition_on_an_unknown_key(root, _):
+    line = _first_flag(root, "when:", "  - {key: clip_ratio/low_mien, op: '>', value: 0}")
+    return Expect(line + 1, "healthy.red_flags[0].when[0].key",
+                  r"^unknown key 'clip_ratio/low_mien' of this trainer \(did you mean 'clip_ratio/low_mean'\?\)$")
+
+
+def rule_condition_of_two_kinds(root, _):
+    line = _first_flag(root, "when:", "  - {setting: beta, logged: clip_ratio/low_mean}")
+    return Expect(line + 1, "healthy.red_flags[0].when[0]",
+                  r"^give exactly one of `setting`, `logged` or `key` \(this one gives setting, logged\)$")
+
+
+def rule_ordered_comparison_of_a_string(root, _):
+    line = _first_flag(root, "when:", "  - {setting: loss_type, op: '>', value: dapo}")
+    return Expect(line + 1, "healthy.red_flags[0].when[0].value", r"^op '>' compares numbers, not 'dapo'$")
+
+
+def rule_trend_with_a_duration(root, _):
+    line = _sub(root, r"^    - op: rising$", "    - op: rising\n      for_logs: 5") + 1
+    return Expect(line, "healthy.red_flags[1].for_logs", r"^a trend is measured over `window`, not `for_logs`$")
+
+
+def rule_points_to_a_missing_troubleshooting_item(root, _):
+    line = _sub(root, r"^      troubleshooting: 2$", "      troubleshooting: 7")
+    return Expect(line, "healthy.red_flags[0].troubleshooting",
+                  r"^item 7 does not exist: the page of releases .* has 2 troubleshooting items$")
+
+
+def unknown_symptom_group(root, _):
+    line = _sub(root, r"^  - group: \w+$", "  - group: clippin")
+    return Expect(line, "troubleshooting[0].group", r"^unknown symptom group 'clippin' \(did you mean 'clipping'\?\)$")
+
+
 CASES: dict[str, Callable[[Path, pytest.MonkeyPatch], Expect]] = {
     f.__name__: f for f in (
         yaml_syntax_error, tab_indentation, duplicate_key, not_a_mapping, empty_file, only_comments, not_utf8,
@@ -564,6 +604,8 @@ CASES: dict[str, Callable[[Path, pytest.MonkeyPatch], Expect]] = {
         since_not_a_release, variant_ranges_overlap, variant_ranges_gap, variant_not_a_release,
         config_misspelled_field, ui_not_a_mapping, ui_misspelled_string, ui_string_not_text,
         term_base_misspelled_field, stamp_not_two_fingerprints,
+        rule_condition_on_an_unknown_key, rule_condition_of_two_kinds, rule_ordered_comparison_of_a_string,
+        rule_trend_with_a_duration, rule_points_to_a_missing_troubleshooting_item, unknown_symptom_group,
     )
 }
 

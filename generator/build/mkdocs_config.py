@@ -31,10 +31,11 @@ def mkdocs_config(view: View, docs: Path, out: Path, langs: list[str], math: Pat
     base["hooks"] = [str(project_file(h, root)) for h in base.get("hooks", [])]
     nav: list[Any] = ["index.md", "versions.md"]
     nav += [{t.trainer.title: [index_doc(t)] + [paths.explainer_doc(e.model) for e in t.explainers]
-             + [f"{t.id}/conformance.md"]} for t in edition.trainers]
+             + [paths.symptoms_doc(t.id), f"{t.id}/conformance.md"]} for t in edition.trainers]
     nav += [{gone.trainer.title: [f"{gone.id}/index.md"]} for gone in edition.removed]
     if has_sheets(view):
         nav.append("cheatsheets.md")
+    nav.append(f"{paths.CHECK_PAGE}.md")
     if edition.glossary:  # a section titled in each language through i18n's nav_translations
         nav.append({ui["glossary_title"]: [f"{paths.GLOSSARY}/index.md"]
                     + [paths.entry_doc(it.model) for it in view.glossary_sorted]})

@@ -17,6 +17,7 @@ from .glossary import check_glossary
 from .latex import render_formulas
 from .metrics import check_metrics
 from .ranges import check_lines, check_metric_ranges, check_trainer_ranges
+from .rules import check_all_rules
 from .sheets import check_sheets
 from .snippets import check_snippets
 from .text import check_plain, check_texts
@@ -37,6 +38,7 @@ def check(sources: Sources, run_snippets: bool = True, cache: Cache | None = Non
     declared = {PurePosixPath(path).parent.name for path in [d.path for d in sources.docs] + [e.path for e in errors]
                 if PurePosixPath(path).name == TRAINER_FILE}  # trainer files, valid or not
     errors += check_metrics(sources.metrics, trainers, declared)
+    errors += check_all_rules(sources.metrics, sources.ui.get(cfg.default_lang, {}))
     errors += [e for it in sources.metrics for e in check_metric_ranges(it, releases)]
     errors += [e for it in sources.trainers for e in check_trainer_ranges(it, releases) + check_plain(it)]
     errors += check_trainers(trainers, sources.metrics)

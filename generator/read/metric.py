@@ -68,10 +68,55 @@ class Bounds(Strict):
     max: float | None = None
 
 
+# How `atlas doctor` and its training callback read a rule when a field is left out (the pages say it in words)
+FOR_LOGS = 3  # a comparison holds on this many consecutive logged values (a single spike is not a finding)
+RANGE_FOR_LOGS = 10  # a curve is outside its healthy range for this many consecutive logged values
+TREND_WINDOW = 20  # a trend is measured over windows of this many consecutive logged values
+TREND_CHANGE = 0.2  # ... between the medians of a window's two halves, as a share of the larger of the two levels
+NOISE = 3.0  # ... and by more than this many standard deviations of the noise (from the step-to-step changes)
+TREND_HOLDS = 4  # ... in every window starting within a quarter of a window (one window that fires is not a trend)
+
+Scalar = float | bool | str
+
+
+class Condition(Strict):
+    """Where a red flag applies. Exactly one of: a setting of the run (`setting` with `op` and `value`), a key the
+    run logs at all (`logged`), or another key's value at the same logged step (`key` with `op`, and `value`
+    except for `nan`)."""
+
+    setting: Annotated[str, Field(pattern=IDENT)] | None = Field(
+        None, description="A field of the trainer's configuration class, e.g. `beta`: read from the run's "
+                          "configuration (the callback, `atlas doctor --config/--set`), else the release's default "
+                          "when the trainer file lists it under `crucial`.")
+    logged: Annotated[str, Field(pattern=KEY_PATTERN)] | None = Field(
+        None, description="A key of the same trainer that the run logs (the logs reveal a setting: `kl` is logged "
+                          "only with `beta` != 0). `{name}` stands for the name of the flagged key.")
+    key: Annotated[str, Field(pattern=KEY_PATTERN)] | None = Field(
+        None, description="A key of the same trainer whose value at the same logged step is compared.")
+    op: Literal["==", "!=", ">", ">=", "<", "<=", "in", "not_in", "nan"] | None = None
+    value: Scalar | list[Scalar] | None = Field(None, description="What `op` compares with (a list for in/not_in).")
+
+
 class RedFlag(Strict):
     op: Literal[">", ">=", "<", "<=", "==", "!=", "nan", "rising", "falling"]
     value: float | None = Field(None, description="Threshold for comparison ops; unused for nan/rising/falling.")
     text: Text
+    for_logs: int | None = Field(
+        None, ge=1, description=f"Comparisons and nan: how many consecutive logged values must hold it (default "
+                                f"{FOR_LOGS}, 1 for nan).")
+    window: int | None = Field(
+        None, ge=4, description=f"rising/falling: the number of consecutive logged values the trend is measured "
+                                f"over (default {TREND_WINDOW}).")
+    change: float | None = Field(
+        None, gt=0, description=f"rising/falling: how far the median of the window's second half must move from "
+                                f"the first half's, as a share of the larger of the two (default {TREND_CHANGE}); "
+                                f"it must also move by more than {NOISE:g} standard deviations of the noise, in "
+                                f"the windows starting over 1/{TREND_HOLDS} of a window in a row.")
+    when: list[Condition] = Field([], description="Conditions that must all hold as well (settings, logged keys, "
+                                                  "other keys at the same step).")
+    troubleshooting: int | None = Field(
+        None, ge=1, description="The troubleshooting item (1-based) whose actions treat this flag; the first by "
+                                "default.")
 
 
 class Healthy(Strict):
@@ -84,6 +129,9 @@ class Healthy(Strict):
 
 class Troubleshoot(Strict):
     symptom: Text
+    group: Annotated[str, Field(pattern=IDENT)] | None = Field(
+        None, description="The symptom group of the site's symptom index (`symptom_group_<group>` in the UI "
+                          "strings), e.g. `reward_flat`.")
     causes: list[Text] = Field(min_length=1)
     actions: list[Text] = Field(min_length=1)
 

@@ -78,7 +78,7 @@ def render_metric(view: View, trainer: TrainerEdition, res: Resolved) -> str:
                   for e in trainer.explainers_of(res.id)]
     md = MARKDOWN.get_template("metric.md.j2").render(**view.base(
         m=m, res=res, base=res.source, history=history, link_md=link_md, cls=trainer.cls, related=related,
-        explainers=explainers,
+        explainers=explainers, check_href=paths.rel(here, f"{paths.CHECK_PAGE}.md"),
         call=call, expected=expected, latest_trl=view.edition.latest.trl, terms=metric_terms(view, m, here),
         edit_url=view.edit_url(res.item.path),
         notice=lambda section: notice(view, res.item, section, english, res.variant, details)))

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..read.translations import Report
 from . import paths
+from .doctor_pages import render_check_my_run, render_symptoms
 from .explainer_page import render_explainer
 from .glossary_pages import render_glossary_entry, render_glossary_index
 from .i18n_pages import render_guide, render_status
@@ -14,15 +17,18 @@ from .trainer_pages import index_doc, render_coverage, render_removed, render_tr
 from .view import View
 
 
-def pages(view: View, report: Report) -> dict[str, str]:
+def pages(view: View, report: Report, example: dict[str, Any] | None = None) -> dict[str, str]:
     """``{docs path: Markdown}`` of every page of the view's line in its language (``report``: the translation
-    status of the sources, the same for every page)."""
-    out: dict[str, str] = {"index.md": render_home(view), "versions.md": render_which_version(view)}
+    status of the sources, the same for every page; ``example``: the real `atlas doctor` report that "Check my run"
+    shows, made by the top layer, or None)."""
+    out: dict[str, str] = {"index.md": render_home(view), "versions.md": render_which_version(view),
+                           f"{paths.CHECK_PAGE}.md": render_check_my_run(view, example)}
     if has_sheets(view):
         out["cheatsheets.md"] = render_cheatsheets_page(view)
     for trainer in view.edition.trainers:
         out[index_doc(trainer)] = render_trainer_index(view, trainer)
         out[f"{trainer.id}/conformance.md"] = render_coverage(view, trainer)
+        out[paths.symptoms_doc(trainer.id)] = render_symptoms(view, trainer)
         for res in trainer.metrics:
             out[paths.metric_doc(res.metric)] = render_metric(view, trainer, res)
         for item in trainer.explainers:

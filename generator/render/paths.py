@@ -13,6 +13,7 @@ from ..read.config import Config, Language, Line
 GLOSSARY = "glossary"
 STATUS_PAGE = "translation-status"
 GUIDE_PAGE = "translating"
+CHECK_PAGE = "check-my-run"  # atlas doctor and its training callback
 
 
 def metric_doc(m: Any) -> str:
@@ -23,6 +24,11 @@ def metric_doc(m: Any) -> str:
 def explainer_doc(explainer: Any) -> str:
     """The page of an explainer, e.g. ``ppo/explainers/two_entropies.md``."""
     return f"{explainer.trainer}/{explainer.slug}.md"
+
+
+def symptoms_doc(trainer_id: str) -> str:
+    """The symptom index of a trainer, e.g. ``grpo/symptoms.md``."""
+    return f"{trainer_id}/symptoms.md"
 
 
 def entry_doc(entry: Any) -> str:

@@ -116,7 +116,7 @@ def sheet_rows(view: View, trainer: TrainerEdition, mathml: bool = True) -> list
             "href": paths.rel_dir(here, view.lang.prefix + page),
             "short": inline(view.text(m.cheatsheet.short)),
             "healthy": inline(_healthy(view, m)),
-            "flag_when": inline(view.flag(flag)) if flag else "",
+            "flag_when": inline(view.flag(flag, full=False)) if flag else "",
             "flag": inline(shorten(view.text(flag.text), CELL)) if flag else "",
             "action": inline(shorten(view.text(first_try(m)), CELL)),
             "formula": _formula(view, m, mathml) if m.cheatsheet.show_formula else None,

@@ -16,6 +16,7 @@ from ..resolve.edition import Edition
 from . import paths
 from .markdown import markdown_text
 from .mathref import placeholder
+from .rulewords import bounds_words, flag_words
 from .termlinks import TermIndex, used_by
 
 CODE_URLS = {  # where each package's tagged source lives; files in SourceRef are paths inside the package
@@ -66,13 +67,13 @@ class View:
         return markdown_text(self.text(value))
 
     def bounds(self, b: Bounds | None) -> str:
-        if b is None or (b.min is None and b.max is None):
-            return self.t("unbounded")
-        if b.min is not None and b.max is not None:
-            return self.lang.interval(b.min, b.max)
-        return f"≥ {self.lang.number(b.min)}" if b.min is not None else f"≤ {self.lang.number(b.max)}"
+        return bounds_words(self.t, self.lang, b.min, b.max) if b is not None else self.t("unbounded")
 
-    def flag(self, f: RedFlag) -> str:
+    def flag(self, f: RedFlag, full: bool = True) -> str:
+        """A red flag's rule in words (``full``: with its duration or window and its conditions, as `atlas doctor`
+        reads it; else the bare test, for the cheat-sheet)."""
+        if full:
+            return flag_words(self.t, self.lang, f)
         if f.op in ("nan", "rising", "falling"):
             return self.t(f"op_{f.op}")
         return f"`{f.op} {f.value:g}`"

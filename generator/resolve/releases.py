@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from packaging.version import Version
 
 from ..errors import BuildError, did_you_mean
-from ..read.config import Config, Line
+
+if TYPE_CHECKING:  # annotations only: `atlas doctor` sorts releases without loading the source models
+    from ..read.config import Config, Line
 
 
 def release_key(release: str) -> Version:
