@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from generator.check.snippets import as_floats, compile_function, materialize, mismatch
+from generator.render.metric_page import example_call
 from generator.resolve.variants import each
 
 from .conftest import ROOT, real_sources
@@ -62,6 +63,20 @@ def test_snippet_reproduces_worked_example(snippet_case, device):
         pytest.fail(
             f"{item.path}:{item.line(*loc, 'example', 'expected')}: {field}.example.expected: {problem} on {device}"
         )
+
+
+def test_the_worked_example_as_the_page_prints_it_runs(snippet_case):
+    """The call a page prints under its snippet is Python a reader can paste after the function: it runs on CPU and
+    gives the expected result (booleans as True/False, floats where the example's tensor is floating-point)."""
+    item, loc, snippet = snippet_case
+    call, _ = example_call(snippet)
+    head, _, expr = call.rpartition(f"{snippet.function}(")
+    namespace: dict = {}
+    exec(compile(snippet.code, f"{item.path}#snippet", "exec"), namespace)  # noqa: S102 - our own sources
+    exec(head, namespace)  # noqa: S102 - e.g. nan = float('nan')
+    got = as_floats(eval(f"{snippet.function}({expr}", namespace))  # noqa: S307
+    problem = mismatch(got, snippet.example.expected, snippet.example.atol)
+    assert not problem, f"{item.path}:{item.line(*loc, 'example')}: the printed example call: {problem}\n{call}"
 
 
 def test_every_snippet_passes_ruff_as_extracted_code(tmp_path):

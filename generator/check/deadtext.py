@@ -28,8 +28,6 @@ def _why(item: Loaded, loc: Loc, editions: Sequence[Edition]) -> str:
                 f"{', '.join(HISTORY)} of such a range in full")
     if loc[0] == "categories":
         return "no metric of this category is logged by the release of any line"
-    if loc[0] == "strip":
-        return "no metric of this trainer has a `cheatsheet` entry"
     if loc[:2] == ("conformance", "reason"):
         return "a reason is shown only when `checked` is false"
     return f"every line replaces it by a variant's ({_lines(editions)})"

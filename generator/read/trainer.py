@@ -66,8 +66,12 @@ class Trainer(Strict):
     intro: Text = Field(description="The first paragraph of the trainer's index page: what the trainer does and "
                                     "what its curves are for.")
     categories: list[Category] = Field(min_length=1, description="Groups of keys, in reading order.")
-    strip: Text | None = Field(None, description="The cheat-sheet's 'read the curves in this order' line (needed "
-                                                 "when a metric of the trainer has a `cheatsheet` entry).")
+    strip: Text | None = Field(None, description="The 'read the curves in this order' line of the index page and "
+                                                 "the cheat-sheet (needed when a metric of the trainer has a "
+                                                 "`cheatsheet` entry).")
+    evaluation: Text | None = Field(None, description="What the trainer logs during evaluation (its `eval_` keys), "
+                                                      "in a sentence or two on the index page; omit it when the "
+                                                      "trainer has no evaluation loop.")
     crucial: list[Crucial] = Field([], description="Settings whose value changes what the curves mean.")
 
     @property

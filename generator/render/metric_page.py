@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import json
+import math
+import re
 from typing import Any
 
 from ..read.metric import Link, Snippet, Tensor
@@ -20,8 +21,26 @@ def _py(value: Any) -> str:
     return repr(value) if not isinstance(value, float) or value == value else "float('nan')"
 
 
+def _literal(value: Any, floating: bool) -> str:
+    """Python source for a tensor's nested values, as a reader copies it: True/False, nan, and 1.0 (not 1) where the
+    tensor is floating-point, so that torch.tensor() infers the dtype the example was run with."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_literal(v, floating) for v in value) + "]"
+    if isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    if isinstance(value, float) and math.isinf(value):
+        return "float('inf')" if value > 0 else "-float('inf')"
+    return repr(float(value)) if floating and isinstance(value, int) else repr(value)
+
+
 def _tensor(value: Any, dtype: str) -> str:
-    return f"torch.tensor({json.dumps(value).replace('NaN', 'nan')}{dtype})"
+    return f"torch.tensor({_literal(value, dtype.startswith('float'))}{_dtype_arg(dtype)})"
+
+
+def _dtype_arg(dtype: str) -> str:
+    return "" if dtype == "float32" else f", dtype=torch.{dtype}"
 
 
 def example_call(snippet: Snippet) -> tuple[str, str]:
@@ -30,16 +49,17 @@ def example_call(snippet: Snippet) -> tuple[str, str]:
     args = []
     for name, spec in ex.inputs.items():
         if isinstance(spec, Tensor):
-            dtype = f", dtype=torch.{spec.dtype}" if spec.dtype != "float32" else ""
             if spec.list:
-                args.append(f"    {name}=[{', '.join(_tensor(v, dtype) for v in spec.value)}],")
+                args.append(f"    {name}=[{', '.join(_tensor(v, spec.dtype) for v in spec.value)}],")
             else:
-                args.append(f"    {name}={_tensor(spec.value, dtype)},")
+                args.append(f"    {name}={_tensor(spec.value, spec.dtype)},")
         else:
             args.append(f"    {name}={_py(spec)},")
     call = f"{snippet.function}(\n" + "\n".join(args) + "\n)"
     if "nan" in call:
         call = "nan = float('nan')\n" + call
+    if "torch." in call and not re.search(r"^import torch$", snippet.code, re.M):
+        call = "import torch\n" + call  # the function itself needs no torch, its example's tensors do
     expected = "None / NaN" if ex.expected is None else repr(ex.expected)
     return call, expected
 
@@ -65,6 +85,12 @@ def _history(view: View, res: Resolved, here: str) -> list[dict[str, Any]]:
     return rows
 
 
+def _newest_with(view: View, trainer: TrainerEdition) -> str:
+    """The release of the newest line that shows the trainer: what "the latest release" means on its pages (a
+    removed trainer's latest is the last line that has it, not the site's latest)."""
+    return next(e.line.trl for e in view.atlas.editions if any(t.id == trainer.id for t in e.trainers))
+
+
 def render_metric(view: View, trainer: TrainerEdition, res: Resolved) -> str:
     m = res.metric
     here = paths.metric_doc(m)
@@ -79,7 +105,7 @@ def render_metric(view: View, trainer: TrainerEdition, res: Resolved) -> str:
     md = MARKDOWN.get_template("metric.md.j2").render(**view.base(
         m=m, res=res, base=res.source, history=history, link_md=link_md, cls=trainer.cls, related=related,
         explainers=explainers, check_href=paths.rel(here, f"{paths.CHECK_PAGE}.md"),
-        call=call, expected=expected, latest_trl=view.edition.latest.trl, terms=metric_terms(view, m, here),
+        call=call, expected=expected, latest_trl=_newest_with(view, trainer), terms=metric_terms(view, m, here),
         edit_url=view.edit_url(res.item.path),
         notice=lambda section: notice(view, res.item, section, english, res.variant, details)))
     return link_terms(md, view.term_index, lambda e: entry_href(here, e),

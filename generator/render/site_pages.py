@@ -5,17 +5,29 @@ from __future__ import annotations
 from ..resolve.releases import line_for, release_key
 from . import paths
 from .env import MARKDOWN
+from .sheet import sheet_links
 from .view import View
 
 
+def _lines_with(view: View, trainer_id: str) -> list[dict[str, str]]:
+    """The other lines that show a trainer, newest first, as root-relative links to its index there."""
+    return [{"name": e.line.name, "href": f"{paths.line_path(view.config, e.line)}{view.lang.prefix}{trainer_id}/"}
+            for e in view.atlas.editions
+            if e.line != view.edition.line and any(t.id == trainer_id for t in e.trainers)]
+
+
 def render_home(view: View) -> str:
-    trainers = [{"class_": t.cls.name, "href": f"{t.id}/index.md", "count": len(t.metrics)}
+    """Where a reader starts: search, every trainer of this line (its keys, the other lines that have it, its
+    cheat-sheets), the symptom indexes and the doctor for a curve that looks wrong, how to read a page."""
+    trainers = [{"title": t.trainer.title, "class_": t.cls.name, "href": f"{t.id}/index.md", "count": len(t.metrics),
+                 "lines": _lines_with(view, t.id), "sheet": sheet_links(view, t, view.lang.prefix),
+                 "symptoms": paths.symptoms_doc(t.id)}
                 for t in view.edition.trainers]
-    removed = [{"class_": gone.trainer.classes[-1].name, "href": f"{gone.id}/index.md",
-                "until": gone.trainer.until} for gone in view.edition.removed]
+    removed = [{"title": gone.trainer.title, "class_": gone.trainer.classes[-1].name, "href": f"{gone.id}/index.md",
+                "until": gone.trainer.until, "lines": _lines_with(view, gone.id)} for gone in view.edition.removed]
     return MARKDOWN.get_template("home.md.j2").render(**view.base(
         trainers=trainers, removed=removed, examples=f"{view.config.source_base}examples/",
-        edit_url=view.edit_url(f"locales/{view.lang.code}/ui.yaml")))
+        check_href=f"{paths.CHECK_PAGE}.md", edit_url=view.edit_url(f"locales/{view.lang.code}/ui.yaml")))
 
 
 def render_which_version(view: View) -> str:

@@ -3,6 +3,7 @@ its conformance coverage."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..resolve.edition import Removed, TrainerEdition
@@ -12,6 +13,8 @@ from .env import MARKDOWN
 from .notices import notice
 from .sheet import sheet_links
 from .view import View
+
+_KEY = re.compile(r"`([^`]+)`")  # a key the strip names
 
 
 def index_doc(trainer: TrainerEdition) -> str:
@@ -30,12 +33,22 @@ def _counts(trainer: TrainerEdition) -> dict[str, int]:
     return {"checked": sum(r.metric.conformance.checked for r in trainer.metrics), "total": len(trainer.metrics)}
 
 
+def _linked_strip(view: View, trainer: TrainerEdition, doc: str) -> str | None:
+    """The "read the curves in this order" line, each key it names linked to its page on this line."""
+    if trainer.trainer.strip is None:
+        return None
+    hrefs = {r.metric.key: paths.rel(doc, paths.metric_doc(r.metric)) for r in trainer.metrics}
+    return _KEY.sub(lambda k: f"[`{k[1]}`]({hrefs[k[1]]})" if k[1] in hrefs else k[0],
+                    view.markdown(trainer.trainer.strip).strip())
+
+
 def render_trainer_index(view: View, trainer: TrainerEdition) -> str:
     groups = [(cat, [_row(view, trainer, r) for r in rows]) for cat, rows in trainer.categories()]
     doc = index_doc(trainer)
     explainers = [{"e": e.model, "href": paths.rel(doc, paths.explainer_doc(e.model))} for e in trainer.explainers]
     return MARKDOWN.get_template("trainer_index.md.j2").render(**view.base(
         trainer=trainer.trainer, cls=trainer.cls, groups=groups, defaults=trainer.defaults, explainers=explainers,
+        strip=_linked_strip(view, trainer, doc),
         **_counts(trainer),
         sheet=sheet_links(view, trainer, view.lang.prefix + paths.folder(doc)),
         edit_url=view.edit_url(trainer.item.path),

@@ -178,11 +178,10 @@ def shown(edition: Edition) -> set[tuple[str, Loc]]:
     out: set[tuple[str, Loc]] = {(it.path, ()) for it in edition.glossary}
     for t in edition.trainers:
         path = t.item.path
-        out |= {(path, (name,)) for name in ("id", "title", "order", "classes", "intro", "crucial")}
+        out |= {(path, (name,)) for name in ("id", "title", "order", "classes", "intro", "strip", "evaluation",
+                                             "crucial")}
         ids = [c.id for c, _ in t.categories()]
         out |= {(path, ("categories", i)) for i, c in enumerate(t.trainer.categories) if c.id in ids}
-        if t.sheet():
-            out.add((path, ("strip",)))
         for res in t.metrics:
             out |= _shown_by_page(res)
         out |= {(e.path, ()) for e in t.explainers}
