@@ -275,6 +275,22 @@ def forbidden_term(root, _):
     return Expect(line, "title.zh", r"^forbidden term '政策' for policy")
 
 
+def forbidden_term_capitalised(root, _):
+    # the term base lists the lower-case form; a sentence-initial capital is still found
+    line = _in_text(root, "title", "vi", lambda t: t.replace("vi: ", "vi: Phần sinh, ", 1))
+    return Expect(line, "title.vi", r"^forbidden term 'phần sinh' for completion")
+
+
+def decimal_comma(root, _):
+    line = _in_text(root, "title", "vi", lambda t: t + " (0,05)")
+    return Expect(line, "title.vi", r"^number '0,05' uses a decimal comma; this language writes '0\.05'$")
+
+
+def numbers_parted_by_semicolons(root, _):
+    line = _in_text(root, "summary", "vi", lambda t: t + " Ví dụ nanmean(0.5; 1.0).")
+    return Expect(line, "summary.vi", r"^'\(0\.5; 1\.0\)' parts numbers with semicolons")
+
+
 # --- formulas -------------------------------------------------------------------------------------------------------
 
 def invalid_latex(root, _):
@@ -591,7 +607,8 @@ CASES: dict[str, Callable[[Path, pytest.MonkeyPatch], Expect]] = {
         wrong_type_translation, wrong_type_in_union, misspelled_choice, missing_required_field, missing_translation,
         unknown_language,
         script_tag, img_onerror, javascript_link, raw_markdown_html, markdown_attribute_list, html_in_plain_field,
-        script_url_field, backtick_in_code_field, forbidden_term,
+        script_url_field, backtick_in_code_field, forbidden_term, forbidden_term_capitalised, decimal_comma,
+        numbers_parted_by_semicolons,
         invalid_latex, symbol_not_in_formula, misspelled_symbol,
         snippet_syntax_error, snippet_raises, snippet_never_returns, snippet_returns_several_values,
         snippet_returns_a_string, snippet_returns_complex, snippet_ends_its_process, snippet_function_missing,

@@ -218,3 +218,26 @@ def test_the_home_page_links_the_examples(built_site):
     for prefix in LANGS.values():
         home = (built_site / LATEST / prefix / "index.html").read_text(encoding="utf-8")
         assert 'href="https://github.com/rl-metrics-atlas/rl-metrics-atlas/tree/main/examples/"' in home, prefix
+
+
+def test_the_interface_speaks_the_page_language(built_site):
+    """Material's own strings (its Vietnamese file leaves some in English) and the navigation titles that are not
+    page headings (the English-only translators' guide) are in the page's language."""
+    material_english = ("Initializing search", "Type to start searching", "Back to top", "Copy to clipboard")
+    nav_title = {"en": "Translation guide", "zh": "翻译指南", "vi": "Hướng dẫn dịch"}
+    for lang, prefix in LANGS.items():
+        html = (built_site / LATEST / prefix / "grpo/kl/index.html").read_text(encoding="utf-8")
+        if lang != "en":
+            assert not [s for s in material_english if s in html], lang
+        assert re.search(rf">\s*{nav_title[lang]}\s*<", html), lang
+    vi = (built_site / LATEST / "vi/grpo/kl/index.html").read_text(encoding="utf-8")
+    assert "Đang khởi tạo tìm kiếm" in vi and "Khoảng bình thường" in vi
+
+
+def test_generated_numbers_follow_each_language_decimal_rule(built_site):
+    """Ranges and rule values the generator formats agree with the prose: decimal points, commas between bounds."""
+    for prefix in LANGS.values():
+        html = (built_site / LATEST / prefix / "grpo/clip_ratio/low_mean/index.html").read_text(encoding="utf-8")
+        text = re.sub(r"<[^>]+>", "", html)
+        assert not re.search(r"\[\s*-?\d[\d.,]*\s*;\s*-?\d", text), prefix
+        assert not re.search(r"(?<![\w.,])0,\d", text), prefix

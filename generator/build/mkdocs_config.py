@@ -14,6 +14,9 @@ from ..render.sheet import has_sheets
 from ..render.trainer_pages import index_doc
 from ..render.view import View
 
+# navigation titles that are UI strings, translated per language by mkdocs-static-i18n
+NAV_TITLES = ("glossary_title", "contribute_title", "translating_title")
+
 
 def mkdocs_config(view: View, docs: Path, out: Path, langs: list[str], math: Path) -> dict[str, Any]:
     """``view``: the line in its default language (navigation titles are translated by mkdocs-static-i18n);
@@ -39,7 +42,8 @@ def mkdocs_config(view: View, docs: Path, out: Path, langs: list[str], math: Pat
     if edition.glossary:  # a section titled in each language through i18n's nav_translations
         nav.append({ui["glossary_title"]: [f"{paths.GLOSSARY}/index.md"]
                     + [paths.entry_doc(it.model) for it in view.glossary_sorted]})
-    contribute = [f"{paths.GUIDE_PAGE}.md"] if (root / "TRANSLATING.md").is_file() else []
+    # the guide is English-only Markdown: its navigation title comes from the UI strings, not from its heading
+    contribute = [{ui["translating_title"]: f"{paths.GUIDE_PAGE}.md"}] if (root / "TRANSLATING.md").is_file() else []
     nav.append({ui["contribute_title"]: contribute + [f"{paths.STATUS_PAGE}.md"]})
     base["nav"] = nav
     base["not_in_nav"] = "\n".join(f"/{t.id}/**" for t in edition.trainers)
@@ -66,7 +70,7 @@ def mkdocs_config(view: View, docs: Path, out: Path, langs: list[str], math: Pat
                 {"locale": lang.code, "name": lang.name, "default": lang.default,
                  "build": lang.code in langs or lang.default,
                  "site_name": atlas.ui[lang.code]["site_name"],
-                 "nav_translations": {ui[k]: atlas.ui[lang.code][k] for k in ("glossary_title", "contribute_title")},
+                 "nav_translations": {ui[k]: atlas.ui[lang.code][k] for k in NAV_TITLES},
                  "site_description": atlas.ui[lang.code]["site_description"]}
                 for lang in cfg.languages
             ]

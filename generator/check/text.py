@@ -16,6 +16,11 @@ from ..read.yamlsrc import Document, Path, dotted
 _HTML = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>|<!--|<\?|<script|&#?\w+;", re.I)
 _JS_URL = re.compile(r"(?i)\b(javascript|vbscript|data)\s*:")
 _CODE = re.compile(r"`[^`]*`")
+# numbers in running text follow the language's `decimal`: with the decimal point, '0,05', '[0; 0.05]' and
+# 'nanmean(0.5; 1.0)' are the other convention leaking in (a thousands group such as 10,000 is allowed)
+_COMMA_DECIMAL = re.compile(r"(?<![\w.,])(?![1-9]\d{0,2}(?:,\d{3})+(?!\d|,\d))\d+,\d+(?!\d|,\d)|\d\{,\}\d")
+_SEMICOLON_LIST = re.compile(r"[\[(]\s*[−-]?\d[\d.,]*(?:\s*;\s*[−-]?\d[\d.,]*)+\s*[\])]")
+_POINT_DECIMAL = re.compile(r"(?<![\w.,])\d+\.\d+(?![\w]|\.\d)")
 # Markdown attribute lists (`{: onclick=...}`, `{#id .class}`) would set attributes on the page's elements
 _ATTR_LIST = re.compile(r"\{[:#.][^{}]*\}|\{[^{}]*=[^{}]*\}")
 # plain-string fields shown inside `code` on the pages: a backtick would end the code span
@@ -54,14 +59,32 @@ def check_texts(doc: Document, config: Config, terms: dict[str, dict[str, Term]]
                 errors.append(err(doc, where, f"Markdown attribute lists are not allowed in text "
                                               f"(found '{m.group(0)[:20]}')"))
             errors += _term_base(doc, where, prose, terms.get(lang, {}))
+            if number := _number_format(prose, config.language(lang).decimal):
+                errors.append(err(doc, where, number))
     return errors
 
 
+def _number_format(prose: str, decimal: str) -> str | None:
+    """The first number written against the language's decimal separator (outside code), as an error message."""
+    if decimal == ".":
+        if m := _COMMA_DECIMAL.search(prose):
+            return f"number '{m.group(0)}' uses a decimal comma; this language writes '{m.group(0).replace(',', '.')}'"
+        if m := _SEMICOLON_LIST.search(prose):
+            return f"'{m.group(0)[:30]}' parts numbers with semicolons; this language writes commas, as code does"
+    elif m := _POINT_DECIMAL.search(prose):
+        return f"number '{m.group(0)}' uses a decimal point; this language writes '{m.group(0).replace('.', ',')}'"
+    return None
+
+
 def _term_base(doc: Document, where: Path, prose: str, terms: dict[str, Term]) -> list[SourceError]:
+    # a term may be wrapped across lines of a YAML block: read the text with each line break as one space (Latin
+    # scripts) and as nothing (CJK, where a wrap inside a word is common)
+    spaced = " ".join(prose.split())
+    prose = spaced + "\n" + re.sub(r"\s*\n\s*", "", prose.strip())
     errors = []
     for concept, term in terms.items():
         for bad, why in term.forbidden.items():
-            if bad in prose:
+            if bad.casefold() in prose.casefold():
                 errors.append(err(doc, where, f"forbidden term '{bad}' for {concept}: {why}; write '{term.preferred}'"))
         # a synonym of a glossary term: the page would name one concept two ways
         folded = prose.casefold().replace(term.preferred.casefold(), "\0")
