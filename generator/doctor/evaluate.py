@@ -54,6 +54,7 @@ class Diagnosis:
     known: dict[str, Match]
     unknown: list[str]
     settings: dict[str, tuple[Any, str]]  # name -> (value, "given" | "default")
+    alike: list[str] = field(default_factory=list)  # ids of other trainers whose keys fit the history as well
     findings: list[Finding] = field(default_factory=list)
     skipped: list[tuple[Rule, str, Any]] = field(default_factory=list)  # (rule, reason, detail)
 
@@ -97,10 +98,16 @@ def _line_of(book: dict[str, Any], trl: str) -> dict[str, Any]:
     raise BadInput("--trl", f"'{trl}' is neither a line ({', '.join(names)}) nor a TRL release the atlas covers")
 
 
+def _unlogged(s: dict[str, Any]) -> int:
+    """How many keys the trainer logs at every step (whatever the settings) are missing from the history."""
+    return sum(1 for m in s["trainer"]["metrics"]
+               if m["always"] and "{" not in m["logged_as"] and m["logged_as"] not in s["known"])
+
+
 def choose(book: dict[str, Any], history: History, trainer: str | None = None, trl: str | None = None
-           ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Match], list[str]]:
-    """The line and trainer that logged ``history`` (or the ones named), its known keys and the unknown ones.
-    Mixed trainers and histories no trainer logs are `BadInput`."""
+           ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Match], list[str], list[str]]:
+    """The line and trainer that logged ``history`` (or the ones named), its known keys, the unknown ones, and the
+    other trainers that fit the keys just as well. Mixed trainers and histories no trainer logs are `BadInput`."""
     lines = [_line_of(book, trl)] if trl else book["lines"]
     keys = history.keys
     scores: dict[str, dict[str, Any]] = {}  # trainer id -> best (count, line, trainer, known, unknown)
@@ -117,23 +124,30 @@ def choose(book: dict[str, Any], history: History, trainer: str | None = None, t
             ids = sorted({t["id"] for ln in lines for t in ln["trainers"]})
             raise BadInput("--trainer", f"'{trainer}' is not a trainer of {where} ({', '.join(ids)})")
         s = scores[trainer]
-        return s["line"], s["trainer"], s["known"], s["unknown"]
+        return s["line"], s["trainer"], s["known"], s["unknown"], []
     found = {tid: s for tid, s in scores.items() if s["count"]}
     if not found:
         raise BadInput(history.source, f"no key of any trainer the atlas documents (keys: "
                                        f"{', '.join(keys[:6])}{', ...' if len(keys) > 6 else ''})")
-    own = {tid: sorted(set(s["known"]) - {k for o, so in found.items() if o != tid for k in so["known"]})
-           for tid, s in found.items()}
-    mixed = {tid: ks for tid, ks in own.items() if ks}
-    if len(mixed) > 1:
-        parts = "; ".join(f"{scores[t]['trainer']['title']} ({', '.join(ks[:3])}{', ...' if len(ks) > 3 else ''})"
-                          for t, ks in sorted(mixed.items()))
-        raise BadInput(history.source, f"mixed trainers: the history holds keys only one trainer logs, of several: "
-                                       f"{parts}; give one run, or choose with --trainer")
-    # a tie goes to the trainer that documents fewer keys on its line, the narrower explanation of the same history
-    # (DistillationTrainer logs a subset of GRPOTrainer's keys)
-    best = max(found.values(), key=lambda s: (s["count"], -len(s["trainer"]["metrics"])))
-    return best["line"], best["trainer"], best["known"], best["unknown"]
+    # one run is one trainer: some trainer must log every key the atlas knows in it (the GRPO-style RLOO and
+    # distillation log subsets of GRPO's keys, KTO most of DPO's, so "a key only one trainer logs" cannot decide)
+    union = {k for s in found.values() for k in s["known"]}
+    covering = {tid: s for tid, s in found.items() if union <= set(s["known"])}
+    if not covering:
+        ranked = sorted(found.values(), key=lambda s: -s["count"])
+        parts = "; ".join(f"{s['trainer']['title']} does not log "
+                          f"{', '.join(sorted(union - set(s['known']))[:2])}" for s in ranked[:6])
+        raise BadInput(history.source, f"mixed trainers: no trainer logs all of these keys ({parts}); give one run, "
+                                       f"or choose with --trainer")
+    found = covering
+    # a tie goes to the trainer the history lacks fewest always-logged keys of: a distillation run fits GRPO's keys
+    # too, but lacks the reward keys GRPO logs at every step. What still ties (a default GRPO run logs exactly the
+    # keys of the GRPO-style RLOO) goes to the first trainer in the book's order, and the report names the others.
+    rank = {tid: (s["count"], -_unlogged(s)) for tid, s in found.items()}
+    best_id = max(found, key=lambda tid: rank[tid])
+    best = found[best_id]
+    alike = [tid for tid in found if tid != best_id and rank[tid] == rank[best_id]]
+    return best["line"], best["trainer"], best["known"], best["unknown"], alike
 
 
 # --- conditions ---------------------------------------------------------------------------------------------------
@@ -299,10 +313,10 @@ def diagnose(book: dict[str, Any], history: History, trainer: str | None = None,
              settings: dict[str, Any] | None = None) -> Diagnosis:
     """Every rule of the line and trainer that logged ``history`` (or those named), evaluated on it. ``settings``:
     the run's configuration as far as known; the release's defaults of the trainer's crucial settings fill in."""
-    line, t, known, unknown = choose(book, history, trainer, trl)
+    line, t, known, unknown, alike = choose(book, history, trainer, trl)
     resolved = {k: (v, "default") for k, v in t["defaults"].items()}
     resolved.update({k: (v, "given") for k, v in (settings or {}).items()})
-    d = Diagnosis(history, line, t, bool(trainer or trl), known, unknown, resolved)
+    d = Diagnosis(history, line, t, bool(trainer or trl), known, unknown, resolved, alike)
     run = _Run(book, d)
     for key in sorted(known):
         for rule in known[key].metric["rules"]:

@@ -89,6 +89,10 @@ def terminal(d: Diagnosis, book: dict[str, Any], lang: str, width: int = WIDTH) 
     out += wrap(w("doctor_trainer", title=d.trainer["title"], cls=d.trainer["cls"], line=d.line["name"],
                   how=w("doctor_chosen" if d.chosen else "doctor_detected"), known=len(d.known),
                   first=int(steps[0]), last=int(steps[-1]), count=len(steps)), "", width)
+    if d.alike:
+        titles = {t["id"]: t["title"] for t in d.line["trainers"]}
+        others = ", ".join(f"{titles[tid]} (--trainer {tid})" for tid in d.alike)
+        out += wrap(w("doctor_alike", others=others, title=d.trainer["title"]), "", width)
     used = _settings_used(d)
     if used:
         items = [f"{s}={d.settings[s][0]!r}" + ("" if d.settings[s][1] == "given"
@@ -129,7 +133,7 @@ def as_json(d: Diagnosis, lang: str, book: dict[str, Any]) -> dict[str, Any]:
     return {
         "source": d.history.source, "format": d.history.kind, "language": lang,
         "trainer": d.trainer["id"], "class": d.trainer["cls"], "line": d.line["name"], "trl": d.line["trl"],
-        "detected": not d.chosen,
+        "detected": not d.chosen, "fits_as_well": d.alike,
         "steps": {"first": int(steps[0]), "last": int(steps[-1]), "logged": len(steps)},
         "settings": {k: {"value": v, "from": origin} for k, (v, origin) in sorted(d.settings.items())},
         "red_flags": d.alarms, "warnings": len(d.findings) - d.alarms,

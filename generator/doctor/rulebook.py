@@ -121,7 +121,7 @@ def _metric(w: _Words, config: Config, edition: Edition, res: Resolved) -> dict[
     return {"id": m.id, "key": m.key, "logged_as": res.logged_as, "pattern": key_pattern(res.logged_as),
             "url": {lang.code: f"{paths.line_url(config, edition.line)}{lang.prefix}{page}#healthy"
                     for lang in w.langs},
-            "rules": _rules(w, m)}
+            "always": bool(m.logged_when and m.logged_when.always), "rules": _rules(w, m)}
 
 
 def _trainer(w: _Words, config: Config, edition: Edition, te: TrainerEdition) -> dict[str, Any]:
