@@ -95,3 +95,32 @@ def test_add_a_metric_readme_commands_take_the_copy_to_a_page(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_the_tiny_dpo_run_prints_every_logged_key_and_starts_at_zero(tmp_path):
+    printed = _python(EXAMPLES / "tiny_dpo_run" / "run.py", "--lang", "vi", "--out", str(tmp_path))
+    state = __import__("json").loads((tmp_path / "trainer_state.json").read_text(encoding="utf-8"))
+    logs = [e for e in state["log_history"] if "rewards/chosen" in e]
+    keys = {k for e in logs for k in e} - {"step"}
+    assert {"rewards/chosen", "rewards/margins", "rewards/accuracies", "logps/rejected", "logits/chosen"} <= keys
+    for key in keys:
+        assert re.search(rf"^{re.escape(key)} = ", printed, re.M), key
+    assert "(not documented)" not in printed
+    # what the README promises: exact zeros first, accuracy 1.0 while the loss is still near ln 2
+    assert logs[0]["rewards/chosen"] == 0 and logs[0]["rewards/rejected"] == 0
+    assert "rewards/chosen = 0, rewards/rejected = 0" in printed
+    assert any(e["rewards/accuracies"] == 1 and e["loss"] > 0.5 for e in logs)
+    assert "http://127.0.0.1:8000/1.16/vi/dpo/rewards/accuracies/" in printed
+
+
+def test_the_doctor_example_finds_the_planted_problem():
+    done = subprocess.run([sys.executable, "-m", "generator.cli", "doctor",
+                           str(EXAMPLES / "doctor" / "grpo-trl-1.16.0" / "trainer_state.json")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert done.returncode == 1, done.stderr[-2000:]
+    readme = (EXAMPLES / "doctor" / "README.md").read_text(encoding="utf-8")
+    flagged = re.findall(r"^RED FLAG (\S+)", done.stdout, re.M)
+    assert {"kl", "clip_ratio/low_mean", "clip_ratio/region_mean"} <= set(flagged), done.stdout
+    assert all(f"`{key}`" in readme for key in flagged), flagged
+    assert f"prints {['no', 'one', 'two', 'three', 'four', 'five', 'six', 'seven'][len(flagged)]} red flags" in readme
+    assert "GRPO (`GRPOTrainer`), TRL 1.16 line" in done.stdout and "RLOO (--trainer rloo)" in done.stdout

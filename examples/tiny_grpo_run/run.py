@@ -12,36 +12,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # nothing from the hub: the model and tokenizer are made below
 
-import torch  # noqa: E402
 from datasets import Dataset  # noqa: E402
-from tokenizers import Tokenizer, models, pre_tokenizers  # noqa: E402
-from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast, set_seed  # noqa: E402
+from transformers import set_seed  # noqa: E402
 from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 
-from generator.pipeline import load_atlas  # noqa: E402 - the atlas itself, to say what each key means
-from generator.resolve.releases import line_for  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
-WORDS = ["a", "b", "c", "d", "e", "f", "g", "h"]
-
-
-def tiny_model(folder: str) -> tuple[LlamaForCausalLM, PreTrainedTokenizerFast]:
-    vocab = {w: i for i, w in enumerate(["<pad>", "<eos>", "<unk>", *WORDS])}
-    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tok = PreTrainedTokenizerFast(tokenizer_object=core, pad_token="<pad>", eos_token="<eos>", unk_token="<unk>")
-    tok.padding_side = "left"
-    torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(vocab), hidden_size=16, intermediate_size=32, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64,
-                         pad_token_id=0, eos_token_id=1, tie_word_embeddings=False)
-    LlamaForCausalLM(config).save_pretrained(folder)  # GRPO loads its reference model from this folder (beta > 0)
-    return LlamaForCausalLM.from_pretrained(folder), tok
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tiny_model import print_keys, tiny_model  # noqa: E402 - shared by the tiny example runs
 
 
 def main() -> None:
@@ -75,23 +57,7 @@ def main() -> None:
     trainer.state.save_to_json(str(out / "trainer_state.json"))
     (out / "scores.json").write_text(json.dumps({"weights": [1.0, 0.2], "batches": scores}), encoding="utf-8")
 
-    atlas = load_atlas(ROOT, run_snippets=False)
-    import trl
-
-    edition = atlas.edition(line_for(atlas.config, trl.__version__).name)
-    lang = atlas.config.language(args.lang)
-    by_key = {r.logged_as: r for r in edition.metrics} | {
-        r.logged_as.replace("{name}", name): r for r in edition.metrics for name in ("count_a", "short")}
-    last = {k: v for entry in trainer.state.log_history if "train_runtime" not in entry for k, v in entry.items()}
-    print(f"trl {trl.__version__}: {len(last) - 1} keys logged; read them on the TRL {edition.line.name} pages\n")
-    for key, value in sorted(last.items()):
-        if key == "step":
-            continue
-        res = by_key.get(key)
-        meaning = res.metric.summary.get(lang.code, "en") if res else "(not documented)"
-        url = f"{atlas.config.site_url}{edition.line.name}/{lang.prefix}{res.metric.trainer}/{res.metric.slug}/" \
-            if res else ""
-        print(f"{key} = {value:.4g}\n    {meaning}\n    {url}")
+    print_keys(trainer.state.log_history, "grpo", args.lang, names=("count_a", "short"))
     print(f"\nlog history and reward scores written to {out}")
 
 
