@@ -48,6 +48,8 @@ def test_vietnamese_search_with_or_without_diacritics(page, site_url, query):
 
 _TAG = re.compile(r"<[^>]+>")
 _WORD = re.compile(r"[^\W\d_]+")
+_SEPARATOR = re.compile(r"[\s\u200b\u3000\-、。，．？！；]+")  # mkdocs.yml's search separator
+_TRIM = re.compile(r"^\W+|\W+$")  # lunr.trimmer
 # English stop words that lunr drops from an English index and that are Vietnamese syllables once folded (độ, ổn, nó)
 _FOLDED_STOP_WORDS = ("do", "an", "no", "on", "to", "at", "as")
 
@@ -66,7 +68,10 @@ def _vietnamese_pages(built_site) -> tuple[dict[str, set[str]], dict[str, set[st
     for doc in index["docs"]:
         path = "/1.16/" + doc["location"].split("#")[0]
         text = _TAG.sub(" ", doc["title"] + " " + doc["text"])
-        for word in {w.lower() for w in _WORD.findall(unicodedata.normalize("NFC", text))}:
+        # tokens as the search cuts them (its separator, then lunr's trimmer): `clip_ratio/low_min` is one token,
+        # so it does not hold the word "min"
+        tokens = (_TRIM.sub("", t) for t in _SEPARATOR.split(unicodedata.normalize("NFC", text)))
+        for word in {t.lower() for t in tokens if _WORD.fullmatch(t)}:
             by_fold.setdefault(_fold(word), set()).add(path)
             if _fold(word) != word:
                 by_word.setdefault(word, set()).add(path)
