@@ -48,3 +48,7 @@ class Atlas:
 
     def edition(self, line: str) -> Edition:
         return next(e for e in self.editions if e.line.name == line)
+
+    def editions_with(self, trainer_id: str) -> list[Edition]:
+        """The editions whose line shows the trainer, newest first."""
+        return [e for e in self.editions if any(t.id == trainer_id for t in e.trainers)]

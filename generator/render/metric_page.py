@@ -88,7 +88,7 @@ def _history(view: View, res: Resolved, here: str) -> list[dict[str, Any]]:
 def _newest_with(view: View, trainer: TrainerEdition) -> str:
     """The release of the newest line that shows the trainer: what "the latest release" means on its pages (a
     removed trainer's latest is the last line that has it, not the site's latest)."""
-    return next(e.line.trl for e in view.atlas.editions if any(t.id == trainer.id for t in e.trainers))
+    return view.atlas.editions_with(trainer.id)[0].line.trl
 
 
 def render_metric(view: View, trainer: TrainerEdition, res: Resolved) -> str:

@@ -12,8 +12,7 @@ from .view import View
 def _lines_with(view: View, trainer_id: str) -> list[dict[str, str]]:
     """The other lines that show a trainer, newest first, as root-relative links to its index there."""
     return [{"name": e.line.name, "href": f"{paths.line_path(view.config, e.line)}{view.lang.prefix}{trainer_id}/"}
-            for e in view.atlas.editions
-            if e.line != view.edition.line and any(t.id == trainer_id for t in e.trainers)]
+            for e in view.atlas.editions_with(trainer_id) if e.line != view.edition.line]
 
 
 def render_home(view: View) -> str:
