@@ -90,7 +90,8 @@ def terminal(d: Diagnosis, book: dict[str, Any], lang: str, width: int = WIDTH) 
                   how=w("doctor_chosen" if d.chosen else "doctor_detected"), known=len(d.known),
                   first=int(steps[0]), last=int(steps[-1]), count=len(steps)), "", width)
     if d.alike:
-        titles = {t["id"]: t["title"] for t in d.line["trainers"]}
+        # a trainer that fits as well may have scored on another line (a line the chosen trainer is not on)
+        titles = {t["id"]: t["title"] for ln in book["lines"] for t in ln["trainers"]}
         others = ", ".join(f"{titles[tid]} (--trainer {tid})" for tid in d.alike)
         out += wrap(w("doctor_alike", others=others, title=d.trainer["title"]), "", width)
     used = _settings_used(d)
