@@ -35,6 +35,7 @@ def print_keys(log_history: list[dict], trainer: str, lang_code: str, names: tup
     import trl
 
     from generator.pipeline import load_atlas  # the atlas itself says what each key means
+    from generator.render import paths
     from generator.resolve.releases import line_for
 
     atlas = load_atlas(ROOT, run_snippets=False)
@@ -48,6 +49,6 @@ def print_keys(log_history: list[dict], trainer: str, lang_code: str, names: tup
     for key, value in sorted(last.items()):
         res = by_key.get(key)
         meaning = res.metric.summary.get(lang.code, "en") if res else "(not documented)"
-        url = f"{atlas.config.site_url}{edition.line.name}/{lang.prefix}{res.metric.trainer}/{res.metric.slug}/" \
+        url = paths.line_url(atlas.config, edition.line) + lang.prefix + paths.folder(paths.metric_doc(res.metric)) \
             if res else ""
         print(f"{key} = {value:.4g}\n    {meaning}\n    {url}")
