@@ -11,6 +11,7 @@ import pytest
 
 from generator.build.hooks import fold
 from generator.build.publish import publish
+from generator.render.markdown import join_wide_lines
 from generator.resolve.variants import exists_in
 
 from .conftest import real_sources
@@ -243,3 +244,21 @@ def test_generated_numbers_follow_each_language_decimal_rule(built_site):
         text = re.sub(r"<[^>]+>", "", html)
         assert not re.search(r"\[\s*-?\d[\d.,]*\s*;\s*-?\d", text), prefix
         assert not re.search(r"(?<![\w.,])0,\d", text), prefix
+
+
+def test_wide_line_joining_keeps_paragraphs_and_latin_breaks():
+    assert join_wide_lines("策略\n  梯度。\n\n第二段") == "策略梯度。\n\n第二段"
+    assert join_wide_lines("KL 散度，\nclip 比例") == "KL 散度，\nclip 比例"
+    assert join_wide_lines("a\nb 中\n文") == "a\nb 中文"
+
+
+def test_lines_wrapped_inside_a_chinese_sentence_show_no_space(built_site):
+    """Sources wrap long Chinese lines; a browser would show each break as a space between two characters."""
+    wide = "\u4e00-\u9fff\u3000-\u303f\uff00-\uffef"
+    broken = re.compile(f"[{wide}][ \t]*\n[ \t]*[{wide}]")
+    wrapped = [it for it in items() if it.model.meaning and "\n" in it.model.meaning.get("zh").strip()]
+    assert wrapped, "no Chinese meaning wraps: the test proves nothing"
+    for item in wrapped[:20]:
+        html = _page(built_site, "zh", item).read_text(encoding="utf-8")
+        text = re.sub(r"<pre.*?</pre>", "", html, flags=re.S)  # code keeps its lines
+        assert not broken.search(text), f"{item.path}: {broken.search(text).group(0)!r} on its zh page"

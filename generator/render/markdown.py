@@ -25,6 +25,17 @@ def _escape_prose(text: str) -> str:
     return re.sub(r"(?m)^([ \t]*)#", r"\1\\#", text)
 
 
+# Ideographs, kana, hangul and full-width punctuation: a line break between two of them is no space in the text
+# (sources wrap long Chinese lines), but a browser shows one, and `oneline` would write one
+_WIDE = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\u3000-\u303f"
+_WIDE_BREAK = re.compile(f"(?<=[{_WIDE}])[ \t]*\n[ \t]*(?=[{_WIDE}])")
+
+
+def join_wide_lines(text: str) -> str:
+    """``text`` without the single line breaks between two wide (CJK) characters; paragraphs stay apart."""
+    return _WIDE_BREAK.sub("", text)
+
+
 def markdown_text(text: str) -> str:
     """Source text, safe to place in Markdown: outside code spans no '<' (raw HTML, autolinks), no entity, no '{'
     (attribute lists), no '}', no heading, and no link other than to http(s), mailto or a relative path."""

@@ -14,7 +14,7 @@ from ..read.text import Text
 from ..read.translations import Field, field_states
 from ..resolve.edition import Edition
 from . import paths
-from .markdown import markdown_text
+from .markdown import join_wide_lines, markdown_text
 from .mathref import placeholder
 from .rulewords import bounds_words, flag_words
 from .termlinks import TermIndex, used_by
@@ -59,8 +59,9 @@ class View:
         return value.format(**kw) if kw else value
 
     def text(self, value: Text | None) -> str:
-        """A source text in this language (in the default language where it has none yet)."""
-        return "" if value is None else value.get(self.lang.code, self.default.code)
+        """A source text in this language (in the default language where it has none yet), its lines wrapped
+        inside a Chinese sentence joined without a space."""
+        return "" if value is None else join_wide_lines(value.get(self.lang.code, self.default.code))
 
     def markdown(self, value: Text | None) -> str:
         """``text(value)`` for a Markdown page (see `markdown_text`): what templates get as ``text``."""
