@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
 from pathlib import Path
 
@@ -130,27 +131,63 @@ def _release_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
 
 
-def record_runs(trainer: str, release: str, out: Path) -> float:
-    """Record every run of ``trainer`` for ``release`` in that release's interpreter (``record.py``) into ``out``;
-    return the seconds it took."""
+def record_runs(trainers: list[str], release: str, out_dir: Path,
+                describe: list[tuple[str, str, str]] | None = None) -> float:
+    """Record every run of each of ``trainers`` for ``release`` in one process of that release's interpreter
+    (``record.py``) into ``out_dir``/<trainer>.pt (<trainer>.error for one that failed, the others go on), and the
+    classes ``describe`` names into ``out_dir``/api.json (``describe.py``); return the seconds it took."""
     python = python_for(release)
-    log = out.with_suffix(".log")
+    log = out_dir / "runs.log"
     start = time.perf_counter()
-    _run(
-        [python, "-m", "tests.conformance.record", "--trainer", trainer, "--trl-version", release, "--out", str(out)],
-        log,
-        RUN_TIMEOUT_S,
-        cwd=ROOT,
-        env=_release_env(),
-    )
+    cmd = [python, "-m", "tests.conformance.record", "--trainer", ",".join(trainers), "--trl-version", release,
+           "--out-dir", str(out_dir)]
+    if describe:
+        cmd += ["--describe", json.dumps(describe)]
+    try:
+        _run(cmd, log, RUN_TIMEOUT_S * len(trainers), cwd=ROOT, env=_release_env())
+    except EnvError:
+        if not any(out_dir.glob("*.error")):  # the process itself failed; otherwise each trainer says its own error
+            raise
     return time.perf_counter() - start
 
 
 def run_python(release: str, code: str, timeout: float = 300) -> str:
     """Run ``code`` with the interpreter whose TRL is ``release`` (offline); return what it printed."""
+    return _python(release, ["-c", code], timeout)
+
+
+def run_module(release: str, module: str, *args: str, timeout: float = 300) -> str:
+    """Run the project's ``module`` (``python -m``) with the interpreter whose TRL is ``release`` (offline)."""
+    return _python(release, ["-m", module, *args], timeout)
+
+
+def _python(release: str, args: list[str], timeout: float) -> str:
     env = {**_release_env(), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    proc = subprocess.run([python_for(release), "-c", code], capture_output=True, text=True, timeout=timeout, env=env)
+    proc = subprocess.run([python_for(release), *args], capture_output=True, text=True, timeout=timeout, env=env,
+                          cwd=ROOT)
     if proc.returncode != 0:
         tail = "\n".join(proc.stderr.splitlines()[-25:])
-        raise EnvError(f"trl {release}: python -c failed with exit code {proc.returncode}:\n{tail}")
+        raise EnvError(f"trl {release}: python {args[0]} failed with exit code {proc.returncode}:\n{tail}")
     return proc.stdout
+
+
+def releases_with_locks() -> list[str]:
+    """Every TRL release that has its own lock file, hence its own virtualenv."""
+    return sorted(p.stem.removeprefix("requirements-trl-") for p in HERE.glob("requirements-trl-*.txt"))
+
+
+def main() -> None:
+    """``python -m tests.conformance.envs``: make (or confirm) every release's virtualenv, two at a time: part of
+    `make test`'s set-up, so that the test run itself only reads them."""
+    def make(release: str) -> str:
+        start = time.perf_counter()
+        ensure_venv(release)
+        return f"trl {release}: {VENVS / f'trl-{release}'} ready ({time.perf_counter() - start:.0f} s)"
+
+    with ThreadPoolExecutor(2) as pool:
+        for line in pool.map(make, releases_with_locks()):
+            print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()

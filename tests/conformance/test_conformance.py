@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -21,11 +20,11 @@ from typing import Any
 import pytest
 
 from generator.read.metric import SourceRef
-from generator.read.trainer import TrainerClass
 from generator.resolve.variants import Resolved
 
 from ..conftest import real_atlas
 from ..refs import code_refs, corrections_of
+from .api import ReleaseApi
 from .cases import TrainerLine, latest, trainer_lines, uses
 from .driver import NOT_METRICS, Run, compare, logged_keys, where
 from .envs import run_python
@@ -200,52 +199,28 @@ def test_checked_exactly_where_an_adapter_exists(line: TrainerLine) -> None:
 # What the pages and the trainer file say about the configuration holds in that release
 # --------------------------------------------------------------------------------------------------------------------
 
-_API = """
-import dataclasses, enum, inspect, json
-from {module} import {name} as trainer, {config} as config
-
-def default(f):
-    if f.default is not dataclasses.MISSING:
-        value = f.default
-    elif f.default_factory is not dataclasses.MISSING:
-        value = f.default_factory()
-    else:
-        return None
-    return repr(value.value if isinstance(value, enum.Enum) else value)
-
-fields = dataclasses.fields(config)
-print(json.dumps({{"config": [f.name for f in fields], "defaults": {{f.name: default(f) for f in fields}},
-                  "trainer": list(inspect.signature(trainer.__init__).parameters)}}))
-"""
 # a name in a code span, not part of a key path (`clip_ratio/low_mean`), an attribute (`config.eos_token_id`), a call
 # (`nanmin(...)`) or a command-line flag (`--logprobs-mode`); quoted strings inside the span are values, not names
 _NAME = re.compile(r"(?<![\w./-])([A-Za-z_]\w*)(?![\w/(-]|\.\w)")
 _QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")
 
 
-@functools.cache
-def _api(release: str, cls: TrainerClass) -> dict[str, Any]:
-    """The fields of the trainer's config class (with the repr of each default, None without one) and the
-    arguments of the trainer class, in that release, read from it."""
-    return json.loads(run_python(release, _API.format(module=cls.module, name=cls.name, config=cls.config)))
-
-
-def config_fields(line: TrainerLine) -> frozenset[str]:
-    return frozenset(_api(line.release, line.te.cls)["config"])
+def config_fields(api: ReleaseApi, line: TrainerLine) -> frozenset[str]:
+    return frozenset(api(line.release, line.te.cls)["config"])
 
 
 def named_in_code(text: str) -> set[str]:
     return {n for span in re.findall(r"`([^`]*)`", text) for n in _NAME.findall(_QUOTED.sub("", span))}
 
 
-def test_options_on_the_pages_exist_in_that_release(line: TrainerLine) -> None:
+def test_options_on_the_pages_exist_in_that_release(line: TrainerLine, release_api: ReleaseApi) -> None:
     """Every config entry of "Logged when" is a field of the line's config class (or an argument of its trainer
     class), and every option a troubleshooting action or a cheat-sheet `first_try` names in code, in any language,
     exists there too. An option is a name that some line's config class has, so a 1.16-only option on a 0.26 page
     fails. The classes are the trainer file's `classes` for the line's release."""
     cls = line.te.cls
-    fields, arguments = config_fields(line), frozenset(_api(line.release, cls)["trainer"])
-    options = frozenset().union(*(config_fields(tl) for tl in trainer_lines(line.trainer)))
+    fields, arguments = config_fields(release_api, line), frozenset(release_api(line.release, cls)["trainer"])
+    options = frozenset().union(*(config_fields(release_api, tl) for tl in trainer_lines(line.trainer)))
     problems = []
     for res in line.te.metrics:
         it = res.item
@@ -285,11 +260,11 @@ def same_default(written: str, actual: str) -> bool:
     return type(a) is type(b) and a == b
 
 
-def test_crucial_defaults_are_that_releases(line: TrainerLine) -> None:
+def test_crucial_defaults_are_that_releases(line: TrainerLine, release_api: ReleaseApi) -> None:
     """Every crucial setting of the trainer file has, for the line's release, the default that the release's config
     class gives its field; `value: null` means the release has no such field."""
     cls, trainer = line.te.cls, line.te.trainer
-    defaults = _api(line.release, cls)["defaults"]
+    defaults = release_api(line.release, cls)["defaults"]
     problems = []
     for crucial, default in line.te.defaults:
         i = trainer.crucial.index(crucial)
@@ -316,8 +291,13 @@ def test_crucial_defaults_are_that_releases(line: TrainerLine) -> None:
 @functools.cache
 def _code_lines(release: str, file: str) -> list[str]:
     """The lines of ``file`` (a path such as `trl/trainer/grpo_trainer.py`) in the release's installed TRL."""
-    site = run_python(release, "import pathlib, trl; print(pathlib.Path(trl.__file__).parent.parent)").strip()
-    return (Path(site) / file).read_text(encoding="utf-8").splitlines()
+    return (_site_packages(release) / file).read_text(encoding="utf-8").splitlines()
+
+
+@functools.cache
+def _site_packages(release: str) -> Path:
+    """Where the release's interpreter installs packages (asked without importing TRL, which takes seconds)."""
+    return Path(run_python(release, "import sysconfig; print(sysconfig.get_paths()['purelib'])").strip())
 
 
 def code_line(ref: SourceRef) -> str | None:
