@@ -7,6 +7,7 @@ import ctypes
 import multiprocessing
 import os
 import signal
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,13 +32,19 @@ def _worker_init() -> None:
 
 def run_parallel(tasks: Sequence[tuple[Callable[..., Any], tuple[Any, ...]]], jobs: int | None = None) -> list[Any]:
     """``[fn(*args) for fn, args in tasks]``, on up to ``jobs`` (default: every core) forked processes, in the given
-    order of results; longer tasks should come first. The first task that raises stops all and re-raises."""
+    order of results; longer tasks should come first. The first task that raises stops all and re-raises, as soon as
+    it fails."""
     jobs = min(jobs or cores(), len(tasks))
     if jobs <= 1:
         return [fn(*args) for fn, args in tasks]
     pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_init)
     try:
         pending = [pool.apply_async(fn, args) for fn, args in tasks]
+        while not all(p.ready() for p in pending):
+            for p in pending:
+                if p.ready() and not p.successful():
+                    p.get()  # a task failed: raise now, not after the longer tasks queued before it finish
+            time.sleep(0.05)
         results = [p.get() for p in pending]
         pool.close()
         pool.join()

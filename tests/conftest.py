@@ -55,6 +55,18 @@ def copy_sources(dest: Path, metrics: list[str] | None = None) -> Path:
     return dest
 
 
+def copy_cache(dest: Path) -> None:
+    """The project's build cache (KaTeX HTML, snippet results, cheat-sheet PDFs by content) into the checkout-like
+    folder ``dest``: a build of a copy then makes only what its changes touch. Warm after `built_site`."""
+    cache = ROOT / ".cache" / "atlas"
+    for name in ("results.json", "sheets"):
+        if (cache / name).is_file():
+            (dest / ".cache" / "atlas").mkdir(parents=True, exist_ok=True)
+            shutil.copy2(cache / name, dest / ".cache" / "atlas" / name)
+        elif (cache / name).is_dir():
+            shutil.copytree(cache / name, dest / ".cache" / "atlas" / name, dirs_exist_ok=True)
+
+
 def _trim_trainers(dest: Path, metrics: list[str]) -> None:
     """The trainer files of the copied metrics, keeping only what their pages and sheets show (every text of the
     sources must be shown somewhere): the categories of the copied metrics, the strip only with a sheet entry."""

@@ -16,7 +16,8 @@ from generator.pipeline import build_site, load_atlas
 from generator.read.translations import dump_stamps, field_states, fingerprint, load_stamps, new_stamps
 from generator.read.yamlsrc import parse
 
-from .conftest import ROOT, copy_sources, real_atlas
+from .conftest import ROOT, copy_cache, copy_sources, real_atlas
+from .shared import once
 
 KL = "metrics/grpo/kl.yaml"
 LOW = "metrics/grpo/clip_ratio/low_mean.yaml"
@@ -165,10 +166,16 @@ def test_a_missing_text_of_a_complete_language_is_an_error(changed_root, tmp_pat
 
 
 @pytest.fixture(scope="module")
-def changed_site(changed_root) -> Path:
+def changed_site(changed_root, built_site, tmp_path_factory) -> Path:
+    """The newest line of the changed sources, built once for the session (every pytest-xdist worker reads the same
+    build); after the real site, whose cache makes every formula and unchanged cheat-sheet a copy."""
+    copy_cache(changed_root)
     atlas = load_atlas(changed_root, run_snippets=False)
-    return build_site(changed_root, site_dir=changed_root / "site", versions=[atlas.config.latest.name], atlas=atlas) \
-        / atlas.config.latest.name
+
+    def make(folder: Path) -> None:
+        build_site(changed_root, site_dir=folder, versions=[atlas.config.latest.name], atlas=atlas)
+
+    return once(tmp_path_factory, "i18n-site", make) / atlas.config.latest.name
 
 
 def _page(site: Path, rel: str) -> str:
