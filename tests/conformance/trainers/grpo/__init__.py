@@ -19,7 +19,9 @@ release under test), so at import time it needs nothing but ``torch``, ``packagi
     made plain with ``tiny.plain``), ``log_history``, the records, ``templates`` (for each ``{placeholder}`` of the
     pages' keys, what it stood for in this run, e.g. ``{"name": [reward function names]}``) and ``facts`` (plain
     values the adapters need). Use ``tiny.make_tokenizer``, ``tiny.make_model`` and ``tiny.PROMPTS``: nothing may
-    touch the Hugging Face Hub. ``record.py`` runs it quietly, on one thread, in a temporary folder.
+    touch the Hugging Face Hub. ``record.py`` runs it quietly, on one thread, in a temporary folder, in the same
+    process as the release's other trainers: a run leaves no global state behind (environment variables, the
+    default dtype, a patched TRL or transformers function) that another trainer's runs would inherit.
 ``ADAPTERS: dict[str, dict[str, driver.Adapter]]``
     Per TRL release of a site line, per metric id (``<id>/<key>``, templates kept): the runs that feed the
     metric's snippet and how (``driver.Adapter``). A page is ``conformance.checked: true`` on a line exactly when
