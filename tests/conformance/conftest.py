@@ -71,9 +71,13 @@ class Recordings:
 
         return once(self.factory, name, make)
 
+    def _release(self, release: str) -> Path:
+        """The folder of every announced trainer of the release, recorded together."""
+        return self._record(self.by_release[release], release, f"trl-{release}")
+
     def _folder(self, trainer: str, release: str) -> Path:
         if trainer in self.by_release.get(release, []):
-            return self._record(self.by_release[release], release, f"trl-{release}")
+            return self._release(release)
         return self._record([trainer], release, f"{trainer}-trl-{release}")
 
     def release_folder(self, release: str) -> Path | None:
@@ -81,13 +85,13 @@ class Recordings:
         if release not in self.by_release:
             return None
         try:
-            return self._record(self.by_release[release], release, f"trl-{release}")
+            return self._release(release)
         except (EnvError, OSError, pytest.fail.Exception):
             return None  # the tests reading the runs report it; the API is then read alone
 
     def _background(self, release: str) -> None:
         try:
-            self._record(self.by_release[release], release, f"trl-{release}")
+            self._release(release)
         except (Exception, pytest.fail.Exception):  # recorded by `once`: the tests that read the runs report it
             pass
 
