@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from generator.cli import main
 
-from .conftest import EXEMPLAR, copy_sources
+from .conftest import EXEMPLAR, ROOT, copy_sources
 
 EXAMPLES = int(os.environ.get("ATLAS_FUZZ_EXAMPLES", "50"))
 WITH_SNIPPETS = os.environ.get("ATLAS_FUZZ_SNIPPETS") == "1"
@@ -110,3 +110,37 @@ def test_mutated_source_gives_success_or_one_line_errors(fuzz_root, mutations):
         assert m, f"not a `path:line: field: message` line: {ln!r}"
         assert m["path"] == EXEMPLAR, ln
         assert 1 <= int(m["line"]) <= raw.count(b"\n") + 1, ln
+
+
+def _tree(node) -> tuple:
+    """A composed YAML node as plain data: kind, tag, value and line, all the way down (aliases by identity)."""
+    import yaml
+
+    if isinstance(node, yaml.ScalarNode):
+        return ("scalar", node.tag, node.value, node.style or None, node.start_mark.line)
+    items = [(_tree(k), _tree(v)) for k, v in node.value] if isinstance(node, yaml.MappingNode) else \
+        [_tree(v) for v in node.value]
+    return (type(node).__name__, node.tag, node.start_mark.line, items)
+
+
+@settings(max_examples=EXAMPLES * 4, deadline=None)
+@given(mutations=st.lists(mutation, min_size=1, max_size=3))
+def test_libyaml_composes_what_pyyaml_composes(mutations):
+    """The sources are parsed by libyaml when it succeeds (see yamlsrc._compose), by PyYAML otherwise: on mutated
+    sources, whatever libyaml accepts, PyYAML composes to the same tree, lines included."""
+    import yaml
+
+    from generator.read.yamlsrc import _compose
+
+    raw = (ROOT / EXEMPLAR).read_bytes()
+    for m in mutations:
+        raw = mutate(raw, *m)
+    try:
+        text = raw.decode("utf-8")
+        expected = yaml.compose(text, Loader=yaml.SafeLoader)
+    except (UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        return
+    got = _compose(text)
+    assert (got is None) == (expected is None)
+    if got is not None:
+        assert _tree(got) == _tree(expected)

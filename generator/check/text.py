@@ -35,6 +35,7 @@ def err(doc: Document, loc: Path, message: str) -> SourceError:
 def check_texts(doc: Document, config: Config, terms: dict[str, dict[str, Term]]) -> list[SourceError]:
     """Translations present, no HTML or script URLs, no forbidden terms, in every text of a parsed file."""
     errors = []
+    named = {lang: _any_term(base) for lang, base in terms.items()}
     for loc, text in texts(doc.data, config.default_lang):
         for lang in config.complete_langs:
             if not isinstance(text.get(lang), str) or not text[lang].strip():
@@ -58,7 +59,8 @@ def check_texts(doc: Document, config: Config, terms: dict[str, dict[str, Term]]
             elif m := _ATTR_LIST.search(prose):
                 errors.append(err(doc, where, f"Markdown attribute lists are not allowed in text "
                                               f"(found '{m.group(0)[:20]}')"))
-            errors += _term_base(doc, where, prose, terms.get(lang, {}))
+            if (spotted := named.get(lang)) and spotted.search(folded := _as_read(prose)):
+                errors += _term_base(doc, where, folded, terms[lang])
             if number := _number_format(prose, config.language(lang).decimal):
                 errors.append(err(doc, where, number))
     return errors
@@ -76,20 +78,32 @@ def _number_format(prose: str, decimal: str) -> str | None:
     return None
 
 
-def _term_base(doc: Document, where: Path, prose: str, terms: dict[str, Term]) -> list[SourceError]:
-    # a term may be wrapped across lines of a YAML block: read the text with each line break as one space (Latin
-    # scripts) and as nothing (CJK, where a wrap inside a word is common)
-    spaced = " ".join(prose.split())
-    prose = spaced + "\n" + re.sub(r"\s*\n\s*", "", prose.strip())
+def _any_term(terms: dict[str, Term]) -> re.Pattern[str] | None:
+    """A pattern that finds any forbidden or alternative term of a term base in casefolded text: most texts hold
+    none, and need no closer look."""
+    words = {w.casefold() for t in terms.values() for w in (*t.forbidden, *t.alternatives)}
+    return re.compile("|".join(map(re.escape, sorted(words)))) if words else None
+
+
+def _as_read(prose: str) -> str:
+    """A text as the term bases read it: a term may be wrapped across lines of a YAML block, so the text with each
+    line break as one space (Latin scripts), then with none (CJK, where a wrap inside a word is common)."""
+    return (" ".join(prose.split()) + "\n" + re.sub(r"\s*\n\s*", "", prose.strip())).casefold()
+
+
+def _term_base(doc: Document, where: Path, folded: str, terms: dict[str, Term]) -> list[SourceError]:
+    """The forbidden terms and synonyms of a term base in a text (read by `_as_read`)."""
     errors = []
     for concept, term in terms.items():
         for bad, why in term.forbidden.items():
-            if bad.casefold() in prose.casefold():
+            if bad.casefold() in folded:
                 errors.append(err(doc, where, f"forbidden term '{bad}' for {concept}: {why}; write '{term.preferred}'"))
+        if not term.alternatives:
+            continue
         # a synonym of a glossary term: the page would name one concept two ways
-        folded = prose.casefold().replace(term.preferred.casefold(), "\0")
+        others = folded.replace(term.preferred.casefold(), "\0")
         for alt, why in term.alternatives.items():
-            if alt.casefold() in folded:
+            if alt.casefold() in others:
                 errors.append(err(doc, where, f"inconsistent term '{alt}' for {concept} ({why}); "
                                               f"the term base and glossary write '{term.preferred}'"))
     return errors
