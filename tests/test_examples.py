@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, copy_sources
+from .conftest import ROOT, copy_cache, copy_sources
 
 EXAMPLES = ROOT / "examples"
 
@@ -69,8 +69,7 @@ def _free_port() -> int:
 def test_add_a_metric_readme_commands_take_the_copy_to_a_page(tmp_path):
     root = copy_sources(tmp_path / "src")
     shutil.copytree(EXAMPLES, root / "examples")
-    shutil.copytree(ROOT / ".cache" / "atlas", root / ".cache" / "atlas", dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("venvs", "sheets"))
+    copy_cache(root)
     readme = (EXAMPLES / "add_a_metric" / "README.md").read_text(encoding="utf-8")
     commands = [ln.split("#")[0].strip() for ln in re.search(r"```sh\n(.*?)```", readme, re.S).group(1).splitlines()]
     copy, check, serve = commands

@@ -103,6 +103,7 @@ def test_committed_stamps_cover_every_translation():
 @pytest.fixture(scope="module")
 def changed_root(tmp_path_factory) -> Path:
     root = copy_sources(tmp_path_factory.mktemp("i18n") / "src")
+    copy_cache(root)  # the formulas' KaTeX HTML (the sheets too, once the real site is built)
     for extra in ("glossary", "TRANSLATING.md"):
         if not (root / extra).exists():
             (shutil.copytree if (ROOT / extra).is_dir() else shutil.copy2)(ROOT / extra, root / extra)

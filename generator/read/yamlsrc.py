@@ -74,7 +74,8 @@ class _Builder:
             return None
         self._seen.add(id(node))
         self.lines.setdefault(loc, node.start_mark.line + 1)
-        if node.tag == _TIMESTAMP and isinstance(node, yaml.ScalarNode) and not node.style:  # plain: None (PyYAML) or ""
+        # a plain scalar's style is None from PyYAML, "" from libyaml
+        if node.tag == _TIMESTAMP and isinstance(node, yaml.ScalarNode) and not node.style:
             return self._text(node, loc, node.value)  # an unquoted date is text, as every release name is
         if node.tag not in _CORE_TAGS:
             self.err(node, loc, f"YAML tag '{node.tag}' is not allowed (only plain values)")
