@@ -19,13 +19,17 @@ METRIC = "/1.16/grpo/clip_ratio/low_mean/"
 def search(page, site_url: str, start: str, query: str) -> list[str]:
     """Type ``query`` into Material's search on ``start``; return the result links, best first."""
     page.goto(site_url + start)
-    box = page.locator("input.md-search__input")
-    box.click()
-    box.fill("")
-    page.keyboard.insert_text(query)
-    page.keyboard.press("End")  # Material searches on keyup; insert_text sends no key events
+    page.locator("input.md-search__input").click()
+    _type(page, query)
     page.wait_for_selector(".md-search-result__item a", timeout=15000)
     return page.eval_on_selector_all(".md-search-result__item > a", "els => els.map(e => e.href)")
+
+
+def _type(page, query: str) -> None:
+    """Replace what the search box holds by ``query``."""
+    page.locator("input.md-search__input").fill("")
+    page.keyboard.insert_text(query)
+    page.keyboard.press("End")  # Material searches on keyup; insert_text sends no key events
 
 
 def test_exact_key_puts_its_page_first(page, site_url):
@@ -95,10 +99,7 @@ def _search_again(page, query: str) -> None:
     """Type ``query`` into the search box of the page already open, and wait for the answer to it (the index is
     built once per page: loading the page again for every query took six seconds a query)."""
     sent = page.evaluate("window.__atlasQueries")
-    box = page.locator("input.md-search__input")
-    box.fill("")
-    page.keyboard.insert_text(query)
-    page.keyboard.press("End")
+    _type(page, query)
     page.wait_for_function(_ANSWERED, arg=sent, timeout=15000)
 
 

@@ -34,7 +34,7 @@ def check(sources: Sources, run_snippets: bool = True, cache: Cache | None = Non
     trainers = {PurePosixPath(t.path).parent.name: t for t in sources.trainers}  # by folder: an id is checked
     releases = cfg.trl_releases
     errors = list(sources.errors) + check_lines(cfg)
-    errors += [e for doc in sources.docs for e in check_texts(doc, cfg, sources.terms)]
+    errors += check_texts(sources.docs, cfg, sources.terms)
     declared = {PurePosixPath(path).parent.name for path in [d.path for d in sources.docs] + [e.path for e in errors]
                 if PurePosixPath(path).name == TRAINER_FILE}  # trainer files, valid or not
     errors += check_metrics(sources.metrics, trainers, declared)

@@ -4,6 +4,7 @@ the term bases (forbidden terms and synonyms)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ..errors import SourceError, did_you_mean
 from ..read.config import Config, Term
@@ -32,10 +33,15 @@ def err(doc: Document, loc: Path, message: str) -> SourceError:
     return SourceError(doc.path, doc.line_of(loc), dotted(loc), message)
 
 
-def check_texts(doc: Document, config: Config, terms: dict[str, dict[str, Term]]) -> list[SourceError]:
-    """Translations present, no HTML or script URLs, no forbidden terms, in every text of a parsed file."""
+def check_texts(docs: Sequence[Document], config: Config, terms: dict[str, dict[str, Term]]) -> list[SourceError]:
+    """Translations present, no HTML or script URLs, no forbidden terms, in every text of the parsed files."""
+    named = {lang: _any_term(base) for lang, base in terms.items()}  # once for all files
+    return [e for doc in docs for e in _check_doc_texts(doc, config, terms, named)]
+
+
+def _check_doc_texts(doc: Document, config: Config, terms: dict[str, dict[str, Term]],
+                     named: dict[str, re.Pattern[str] | None]) -> list[SourceError]:
     errors = []
-    named = {lang: _any_term(base) for lang, base in terms.items()}
     for loc, text in texts(doc.data, config.default_lang):
         for lang in config.complete_langs:
             if not isinstance(text.get(lang), str) or not text[lang].strip():
