@@ -11,6 +11,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from generator.check.atlas import Atlas
 from generator.cli import main
@@ -160,6 +162,37 @@ def test_skipped_sections_stay_plain():
 def test_vietnamese_matches_whole_words_only():
     out = _link("Lợi thế của chính sách; chính sáchx không.", "vi")
     assert '[Lợi thế](g/advantage.md "advantage-vi")' in out and out.count("g/policy.md") == 1
+
+
+# forms that share beginnings, contain each other, end in a letter or not, Latin, hyphenated and CJK
+FORMS = ["policy", "policy gradient", "po", "batch", "batch size", "micro-batch", "kl", "k3", "优势", "组相对优势",
+         "优", "lợi thế", "lợi thế tương đối"]
+
+
+def _one_form_at_a_time(entries: list[GlossaryEntry], lang) -> re.Pattern[str]:
+    """The obvious matcher, as an oracle: every form its own alternative, longest first, with its word edges."""
+    latin = re.compile(r"[^\W\u2e80-\u9fff\uf900-\ufaff]")
+    endings = "|".join(sorted(lang.plurals, key=len, reverse=True))
+    forms = sorted(((f, i) for i, e in enumerate(entries) for f in e.forms(lang.code, "en")), key=lambda p: -len(p[0]))
+    return re.compile("|".join(
+        f"(?P<t{i}_{k}>" + (r"(?<![\w-])" if latin.match(f[0]) else "") + re.escape(f)
+        + (f"(?:{endings})?" if endings and f[-1].isalpha() else "") + (r"(?![\w-])" if latin.match(f[-1]) else "")
+        + ")" for k, (f, i) in enumerate(forms)), re.IGNORECASE)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(FORMS), min_size=1, max_size=8, unique=True),
+       st.lists(st.sampled_from(FORMS + ["s", "es", "-", " ", "x", "的", "ng", "\n", "`", "P", "Ợ"]), max_size=30),
+       st.sampled_from(["en", "vi"]))
+def test_the_term_matcher_finds_what_one_form_at_a_time_finds(forms, pieces, lang_code):
+    lang = real_sources().config.language(lang_code)
+    entries = [GlossaryEntry(id=f"e{i}", term=Text({"en": f}), short=Text({"en": f}), definition=Text({"en": f}))
+               for i, f in enumerate(forms)]
+    text = "".join(pieces)
+    index = TermIndex.build(entries, lang, "en")
+    oracle = _one_form_at_a_time(entries, lang)
+    assert ([(m.span(), index.entry(m).id) for m in index.regex.finditer(text)]
+            == [(m.span(), index.entry(m).id) for m in oracle.finditer(text)])
 
 
 @pytest.mark.parametrize("lang", ["zh", "vi"])

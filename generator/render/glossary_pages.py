@@ -52,5 +52,5 @@ def render_glossary_entry(view: View, item: Loaded) -> str:
 
 def metric_terms(view: View, m: Any, page: str) -> list[dict[str, Any]]:
     """The glossary entries a metric page uses, for its "terms on this page" list."""
-    return [{"e": it.model, "href": entry_href(page, it.model)}
-            for it in view.glossary_sorted if m in view.glossary_users.get(it.model.id, [])]
+    used = view.terms_of.get(id(m), set())
+    return [{"e": it.model, "href": entry_href(page, it.model)} for it in view.glossary_sorted if it.model.id in used]

@@ -22,13 +22,30 @@ _CODE = re.compile(r"`[^`]*`")
 _LATIN_EDGE = re.compile(r"[^\W\u2e80-\u9fff\uf900-\ufaff]")  # a word character outside the CJK blocks
 
 
-def _pattern(form: str, lang: Language) -> str:
-    body = re.escape(form)
-    if lang.plurals and form[-1].isalpha():  # advantage(s), process(es)
-        body += "(?:" + "|".join(re.escape(p) for p in sorted(lang.plurals, key=len, reverse=True)) + ")?"
-    pre = r"(?<![\w-])" if _LATIN_EDGE.match(form[0]) else ""
-    post = r"(?![\w-])" if _LATIN_EDGE.match(form[-1]) else ""
-    return pre + body + post
+def _alternation(forms: list[tuple[str, str]], lang: Language) -> str:
+    """One regular expression for ``forms`` (surface form, group name; earlier wins among equal forms), matching the
+    longest form at each place, as a trie: at every character the engine tries only the forms that begin with what it
+    has read so far (an alternation of every form took 13 times longer on the sites' texts). An empty group named
+    after the form closes each match, so `Match.lastgroup` says which form it was."""
+    trie: dict[str, Any] = {}
+    for form, name in forms:
+        node = trie
+        for ch in form.lower():
+            node = node.setdefault(ch, {})
+        node.setdefault("", (form, name))
+    plural = "|".join(re.escape(p) for p in sorted(lang.plurals, key=len, reverse=True))
+
+    def branch(node: dict[str, Any]) -> str:
+        alts = [re.escape(ch) + branch(child) for ch, child in node.items() if ch]  # longer forms first
+        if "" in node:
+            form, name = node[""]
+            ending = f"(?:{plural})?" if plural and form[-1].isalpha() else ""  # advantage(s), process(es)
+            edge = r"(?![\w-])" if _LATIN_EDGE.match(form[-1]) else ""
+            alts.append(f"{ending}{edge}(?P<{name}>)")
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    return "|".join((r"(?<![\w-])" if _LATIN_EDGE.match(ch) else "") + re.escape(ch) + branch(child)
+                    for ch, child in trie.items())
 
 
 @dataclass(frozen=True)
@@ -49,7 +66,7 @@ class TermIndex:
                        key=lambda p: -len(p[0]))
         if not forms:
             return cls(lang.code, entries, None, fallback)
-        alternation = "|".join(f"(?P<t{i}_{k}>{_pattern(f, lang)})" for k, (f, i) in enumerate(forms))
+        alternation = _alternation([(f, f"t{i}_{k}") for k, (f, i) in enumerate(forms)], lang)
         return cls(lang.code, entries, re.compile(alternation, re.IGNORECASE), fallback)
 
     def entry(self, m: re.Match[str]) -> GlossaryEntry:
