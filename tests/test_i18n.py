@@ -9,11 +9,22 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from generator.cli import main
 from generator.errors import SourceErrors
 from generator.pipeline import build_site, load_atlas
-from generator.read.translations import dump_stamps, field_states, fingerprint, load_stamps, new_stamps
+from generator.read.translations import (
+    _load_stamps_yaml,
+    _read_dumped,
+    dump_stamps,
+    field_states,
+    fingerprint,
+    load_stamps,
+    new_stamps,
+    stamps_path,
+)
 from generator.read.yamlsrc import parse
 
 from .conftest import ROOT, copy_cache, copy_sources, real_atlas
@@ -84,6 +95,63 @@ def test_stamps_file_round_trips_and_rejects_bad_entries(tmp_path):
     lines = [str(e) for e in exc.value.errors]
     assert [LINE.match(s)["line"] for s in lines] == ["2", "3"], lines
     assert all(s.startswith("locales/zh/stamps.yaml:") and "two fingerprints" in s for s in lines)
+
+
+def test_committed_stamps_are_read_without_yaml_as_yaml_reads_them():
+    for lang in ("zh", "vi"):
+        text = stamps_path(ROOT, lang).read_text(encoding="utf-8")
+        assert _read_dumped(text, lang) is not None, "the committed file is not as `atlas i18n stamp` writes it"
+        assert load_stamps(ROOT, lang) == _load_stamps_yaml(ROOT, lang)
+
+
+NAMES = st.sampled_from(["title", "summary", "formula.symbols[0].meaning", "yes", "No", "null", "on", "a b", "x:y",
+                         '"q"', "a\\b", "[0]", "{k}", "", "é", "#c", "~", "1.5", "- x", "title"])
+FILES = st.sampled_from(["metrics/grpo/kl.yaml", "glossary/x.yml", "true.yaml", "a b.yaml", "metrics/x", "y"])
+STAMPS = st.dictionaries(FILES, st.dictionaries(NAMES, st.tuples(*[st.from_regex(r"\A[0-9a-f]{8}\Z")] * 2),
+                                                max_size=3), max_size=3)
+
+
+def _outcome(read, root: Path):
+    try:
+        return read(root, "zh")
+    except SourceErrors as exc:
+        return [str(e) for e in exc.errors]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(STAMPS, st.lists(st.tuples(st.integers(0, 10_000), st.sampled_from(["", " ", "\n", ":", "#", '"', "  x: 1",
+                                                                         "\t", "- ", "0"])), min_size=1, max_size=3))
+def test_edited_stamps_read_without_yaml_are_what_yaml_reads(tmp_path, stamps, edits):
+    """Whatever an edited file holds, the line reader either gives what YAML gives or leaves the file to YAML."""
+    text = dump_stamps(stamps, "zh")
+    for at, piece in edits:
+        at %= len(text) + 1
+        text = text[:at] + piece + text[at:]
+    path = stamps_path(tmp_path, "zh")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    assert _outcome(load_stamps, tmp_path) == _outcome(_load_stamps_yaml, tmp_path)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(STAMPS)
+def test_written_stamps_are_read_without_yaml_unless_a_key_needs_it(tmp_path, stamps):
+    path = stamps_path(tmp_path, "zh")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dump_stamps(stamps, "zh"), encoding="utf-8")
+    assert _outcome(load_stamps, tmp_path) == _outcome(_load_stamps_yaml, tmp_path)
+    assert (_read_dumped(path.read_text(encoding="utf-8"), "zh") is not None) == (not _needs_yaml(stamps))
+
+
+def _needs_yaml(stamps) -> bool:
+    """Keys the line reader leaves to YAML: a file that is not a plain path or has no fields, a name written without
+    quotes that YAML reads as something else (a number, true, null), a quoted name holding a quote or backslash."""
+    plain = re.compile(r"[A-Za-z0-9_.\[\]/{}-]+")  # names `dump_stamps` writes without quotes
+    odd_file = any(not re.fullmatch(r"[\w./-]+\.ya?ml", f) or not names for f, names in stamps.items())
+    odd_name = any((n.lower() in ("yes", "no", "null", "on") or not (n[0].isalpha() or n[0] == "_"))
+                   if plain.fullmatch(n) and not n.startswith(("[", "{")) else bool(set(n) & set('"\\'))
+                   for names in stamps.values() for n in names)
+    return odd_file or odd_name
 
 
 def test_committed_stamps_cover_every_translation():

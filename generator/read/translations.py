@@ -97,9 +97,54 @@ def stamps_path(root: FsPath, lang: str) -> FsPath:
     return root / "locales" / lang / STAMPS_FILE
 
 
+# a line of the file as `dump_stamps` writes it: keys that YAML reads as the same string (a file path, a field name
+# that starts with a letter and is not one of YAML's words for true, false and null, a quoted name without escapes)
+_DUMPED_FILE = re.compile(r"([\w./-]+\.ya?ml):")
+_DUMPED_FIELD = re.compile(r'  (?:"([^"\\]*)"|([A-Za-z_][\w.\[\]/{}-]*)): ([0-9a-f]{8}) ([0-9a-f]{8})')
+_YAML_WORDS = {"y", "n", "yes", "no", "true", "false", "on", "off", "null"}
+
+
+def _read_dumped(text: str, lang: str) -> Stamps | None:
+    """The stamps of a file exactly as `dump_stamps` writes it, read line by line; None for any other text (edited by
+    hand, merged, damaged), which the YAML reader reads and checks. What it reads is what YAML reads: written out
+    again it must give back the same text, and its keys are ones YAML reads as themselves. A YAML parser takes half
+    a second per language for the sources' stamps, and every `atlas check` and build reads them."""
+    out: Stamps = {}
+    fields: dict[str, tuple[str, str]] | None = None
+    for line in text.split("\n")[2:-1]:  # after the two comment lines; the text ends with a newline
+        if m := _DUMPED_FILE.fullmatch(line):
+            fields = out.setdefault(m.group(1), {})
+        elif (m := _DUMPED_FIELD.fullmatch(line)) and fields is not None:
+            name = m.group(1) if m.group(1) is not None else m.group(2)
+            if m.group(2) is not None and m.group(2).lower() in _YAML_WORDS:
+                return None
+            fields[name] = (m.group(3), m.group(4))
+        else:
+            return None
+    # a file without fields is YAML's null, an error that the YAML reader words
+    return out if all(out.values()) and dump_stamps(out, lang) == text else None
+
+
 def load_stamps(root: FsPath, lang: str) -> Stamps:
     """``locales/<lang>/stamps.yaml`` (empty when absent); a malformed file is one error per bad entry."""
-    doc = read_optional(stamps_path(root, lang), root)
+    path = stamps_path(root, lang)
+    if path.is_file() and not path.is_symlink():
+        try:
+            if (done := _read_dumped(path.read_text(encoding="utf-8"), lang)) is not None:
+                return done
+        except UnicodeDecodeError:
+            pass  # the YAML reader says where
+    return _load_stamps_yaml(root, lang)
+
+
+def _load_stamps_yaml(root: FsPath, lang: str) -> Stamps:
+    path = stamps_path(root, lang)
+    try:  # what `atlas i18n stamp` writes for a language with no translation yet: the comments alone
+        if all(not ln.strip() or ln.lstrip().startswith("#") for ln in path.read_text(encoding="utf-8").splitlines()):
+            return {}
+    except (OSError, UnicodeDecodeError):
+        pass  # missing (no stamps) or unreadable: read_optional says which
+    doc = read_optional(path, root)
     if doc is None:
         return {}
     rel, errors = doc.path, []  # parse() only returns mappings
