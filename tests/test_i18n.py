@@ -170,7 +170,11 @@ def test_committed_stamps_cover_every_translation():
 
 @pytest.fixture(scope="module")
 def changed_root(tmp_path_factory) -> Path:
-    root = copy_sources(tmp_path_factory.mktemp("i18n") / "src")
+    """GRPO's metrics (the changed one among them) with the glossary: every kind of page a translation shows on, at
+    half the size of the whole site."""
+    root = copy_sources(tmp_path_factory.mktemp("i18n") / "src",
+                        [str(p.relative_to(ROOT)) for p in sorted((ROOT / "metrics/grpo").rglob("*.yaml"))
+                         if p.name != "trainer.yaml"])
     copy_cache(root)  # the formulas' KaTeX HTML (the sheets too, once the real site is built)
     for extra in ("glossary", "TRANSLATING.md"):
         if not (root / extra).exists():
