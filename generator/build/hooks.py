@@ -5,6 +5,7 @@ that ask for it (`fold_accents` in atlas.yml)."""
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import re
 import unicodedata
@@ -13,6 +14,7 @@ from typing import Any
 
 from mkdocs.plugins import event_priority
 from mkdocs_static_i18n.plugin import I18n
+from pymdownx.highlight import Highlight
 
 from generator.render.mathref import expand
 
@@ -74,6 +76,29 @@ def _drop_duplicate_entries(plugin: I18n, entries: list[dict[str, Any]]) -> None
 
 
 I18n.reconfigure_search_duplicates = _drop_duplicate_entries  # type: ignore[method-assign]
+
+# mkdocs runs this file again for every build of a process (`atlas serve --watch`): wrap the original only once
+_highlight = Highlight.__dict__.get("_atlas_original", Highlight.highlight)
+Highlight._atlas_original = _highlight  # type: ignore[attr-defined]
+_HIGHLIGHT_ARGS = inspect.signature(_highlight)
+_highlighted: dict[str, str] = {}
+
+
+def _highlight_once(self: Highlight, src: str, language: str, *args: Any, **kwargs: Any) -> str:
+    """pymdownx's highlighting, remembered for the build: a line's pages show each snippet once per language. The
+    answer depends on the code, the block's options and the extension's settings only (not on the page), except a
+    block with a title, which it may stash in the page's Markdown instance: those are highlighted every time."""
+    call = _HIGHLIGHT_ARGS.bind(self, src, language, *args, **kwargs).arguments
+    if call.get("title"):
+        return _highlight(self, src, language, *args, **kwargs)
+    settings = sorted((k, v) for k, v in vars(self).items() if k != "md")
+    key = repr(([(k, v) for k, v in call.items() if k != "self"], settings))
+    if key not in _highlighted:
+        _highlighted[key] = _highlight(self, src, language, *args, **kwargs)
+    return _highlighted[key]
+
+
+Highlight.highlight = _highlight_once  # type: ignore[method-assign]
 
 
 @event_priority(-200)  # after mkdocs-static-i18n (-100) has merged every language into one index
