@@ -22,7 +22,7 @@ from .doctor.site import doctor_example
 from .errors import BuildError
 from .print.pdf import cached_pdf, make_pdf, render_sheets, sheet_documents, write_files
 from .read.config import Language
-from .read.sources import read_sources
+from .read.sources import Sources, read_sources
 from .read.translations import Report
 from .render.api import metrics_api
 from .render.i18n_pages import translation_report
@@ -33,12 +33,13 @@ from .resolve.releases import select_lines
 from .workers import run_parallel
 
 
-def load_atlas(root: Path, run_snippets: bool = True, use_cache: bool = True) -> Atlas:
-    """Read and check every source of ``root`` (`SourceErrors` with all problems); the KaTeX HTML and snippet
-    results of unchanged sources come from the cache in ``.cache/atlas/`` unless ``use_cache`` is off."""
+def load_atlas(root: Path, run_snippets: bool = True, use_cache: bool = True, sources: Sources | None = None) -> Atlas:
+    """Read (unless ``sources`` were read already) and check every source of ``root`` (`SourceErrors` with all
+    problems); the KaTeX HTML and snippet results of unchanged sources come from the cache in ``.cache/atlas/``
+    unless ``use_cache`` is off."""
     root = root.resolve()
     cache = Cache(cache_dir(root) / "results.json" if use_cache else None)
-    return check(read_sources(root), run_snippets=run_snippets, cache=cache)
+    return check(sources or read_sources(root), run_snippets=run_snippets, cache=cache)
 
 
 def published_at(atlas: Atlas, site_url: str) -> Atlas:

@@ -29,7 +29,7 @@ def real_atlas():
     """The project's own sources, checked once per process (snippets are run by their own tests)."""
     from generator.pipeline import load_atlas
 
-    return load_atlas(ROOT, run_snippets=False)
+    return load_atlas(ROOT, run_snippets=False, sources=real_sources())
 
 
 @pytest.fixture(scope="session")
