@@ -57,8 +57,9 @@ def main() -> None:
     text = README.read_text(encoding="utf-8")
     before, _, rest = text.partition(START)
     _, _, after = rest.partition(END)
-    README.write_text(f"{before}{START}\nMeasured on {header}; medians of {args.runs} runs.\n\n" + "\n".join(table)
-                      + f"\n{END}{after}", encoding="utf-8")
+    how = f"medians of {args.runs} runs" if args.runs > 1 else "one run each"
+    README.write_text(f"{before}{START}\nMeasured on {header}; {how}.\n\n" + "\n".join(table) + f"\n{END}{after}",
+                      encoding="utf-8")
     print("\n".join(table))
 
 
