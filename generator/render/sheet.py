@@ -3,6 +3,7 @@ size (the PDF engine is in `print`), and the site page that lists them. Never re
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -79,7 +80,10 @@ def _breakable(path: str) -> Markup:
     return Markup("/<wbr>".join(escape(part) for part in path.split("/")))
 
 
+@functools.lru_cache(maxsize=4096)
 def _qr_svg(url: str) -> Markup:
+    """The QR code of ``url``, made once per process: each sheet is printed on two papers and shown as a page, and
+    segno tries all eight masks of every code (2,043 codes took about 20 s of a build's serial start)."""
     import segno
 
     return Markup(segno.make(url, error="m", micro=False).svg_inline(scale=1, border=0, omitsize=True))
