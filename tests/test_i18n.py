@@ -18,6 +18,7 @@ from generator.pipeline import build_site, load_atlas
 from generator.read.translations import (
     _load_stamps_yaml,
     _read_dumped,
+    _yaml_key,
     dump_stamps,
     field_states,
     fingerprint,
@@ -146,10 +147,9 @@ def test_written_stamps_are_read_without_yaml_unless_a_key_needs_it(tmp_path, st
 def _needs_yaml(stamps) -> bool:
     """Keys the line reader leaves to YAML: a file that is not a plain path or has no fields, a name written without
     quotes that YAML reads as something else (a number, true, null), a quoted name holding a quote or backslash."""
-    plain = re.compile(r"[A-Za-z0-9_.\[\]/{}-]+")  # names `dump_stamps` writes without quotes
     odd_file = any(not re.fullmatch(r"[\w./-]+\.ya?ml", f) or not names for f, names in stamps.items())
     odd_name = any((n.lower() in ("yes", "no", "null", "on") or not (n[0].isalpha() or n[0] == "_"))
-                   if plain.fullmatch(n) and not n.startswith(("[", "{")) else bool(set(n) & set('"\\'))
+                   if _yaml_key(n) == n else bool(set(n) & set('"\\'))  # written without quotes, or with
                    for names in stamps.values() for n in names)
     return odd_file or odd_name
 
