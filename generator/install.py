@@ -8,6 +8,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent
 PROJECT = PACKAGE.parent
 KATEX_DIST = PROJECT / "node_modules" / "katex" / "dist"
+MATHJAX = PROJECT / "node_modules" / "mathjax-full"
 
 
 def project_file(rel: str, root: Path) -> Path:

@@ -20,7 +20,7 @@ from .cache import Cache, cache_dir
 from .check import Atlas, check
 from .doctor.site import doctor_example
 from .errors import BuildError
-from .print.pdf import cached_pdf, make_pdf, render_sheets, sheet_documents, write_files
+from .print.pdf import make_pdf, pdf_tasks, render_sheets, sheet_documents, write_files
 from .read.config import Language
 from .read.sources import Sources, read_sources
 from .read.translations import Report
@@ -101,20 +101,16 @@ def build_site(root: Path, site_dir: Path | None = None, versions: list[str] | N
     remove_stale_work(work_root)
     sheets = cache_dir(atlas.root) / "sheets" if use_cache else None
     files, jobs = sheet_documents([v for views in by_line for v in views])
-    todo = []
-    for job in jobs:
-        if (done := cached_pdf(job, sheets)) is None:
-            todo.append(job)
-        else:
-            files[job.path] = done
+    done, pdfs = pdf_tasks(jobs, sheets)
+    files |= done
     _search_dictionary()  # loaded once, here: the workers inherit it
     work = Path(tempfile.mkdtemp(prefix=f"build-{os.getpid()}-", dir=work_root))  # owner's pid: remove_stale_work
     _BUILD.update(lines=by_line, report=translation_report(by_line[0][0]), work=work)
     try:
         # the lines take longest: first, so that the PDFs fill the other cores
-        tasks = [(_build_line, (i,)) for i in range(len(by_line))] + [(make_pdf, (job, sheets)) for job in todo]
+        tasks = [(_build_line, (i,)) for i in range(len(by_line))] + [(make_pdf, args) for _, args in pdfs]
         made = run_parallel(tasks)[len(by_line):]
-        files.update({job.path: pdf for job, pdf in zip(todo, made, strict=True)})
+        files.update({job.path: pdf for (job, _), pdf in zip(pdfs, made, strict=True)})
         out = work / "site"
         write_files(files, out)  # the cheat-sheets, inside the work folder before the swap
         write_root(out, [views[0].line for views in by_line], cfg.latest, cfg.default_lang)

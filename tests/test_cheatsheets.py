@@ -224,6 +224,57 @@ def test_nothing_is_printed_in_the_margins(site, pdf):
     assert min(px) < 100  # the page is not blank
 
 
+def test_every_qr_code_is_the_page_of_a_key_on_the_sheet(site, sheet):
+    """Each image of the PDF, read back module by module (8 pixels each), is the QR code of the page of one row's
+    key, and every row has one: the codes are images in the PDFs (an SVG path cost a seventh of a sheet's time)."""
+    import segno
+
+    from generator.render.sheet import sheet_rows
+
+    version, trainer, lang, _ = sheet
+    atlas = real_atlas()
+    edition = atlas.edition(version.name)
+    urls = [r["url"] for r in sheet_rows(View(atlas, edition, lang), edition.trainer(trainer))]
+    expected = {tuple(map(tuple, segno.make(u, error="m", micro=False).matrix)): u for u in urls}
+    reader = pypdf.PdfReader(_pdf(site, version, trainer, lang, "a4"))
+    found = []
+    for image in reader.pages[0].images:
+        gray = image.image.convert("L")
+        n = gray.width // 8
+        assert gray.width == gray.height == 8 * n, image.name
+        modules = tuple(tuple(int(gray.getpixel((8 * x + 4, 8 * y + 4)) < 128) for x in range(n)) for y in range(n))
+        assert modules in expected, f"{image.name} is the code of no key's page"
+        found.append(expected[modules])
+    assert sorted(found) == sorted(urls)
+
+
+def test_each_formula_of_a_printed_sheet_has_its_own_glyph_ids():
+    """MathJax numbers glyph ids from 1 in every process, and the SVGs are cached one by one: two formulas of one
+    sheet must still never share an id (a viewer would draw one formula's glyphs in the other)."""
+    from generator.print.pdf import pdf_tasks, sheet_documents
+
+    atlas = real_atlas()
+    views = [View(atlas, atlas.edition(LATEST), lang) for lang in atlas.config.languages]
+    _, jobs = sheet_documents(views)
+    _, tasks = pdf_tasks([j for j in jobs if len(set(j.formulas)) > 1], None)
+    assert tasks
+    for job, (_, _, svgs) in tasks:
+        ids = re.findall(r' id="([^"]+)"', job.document(svgs))
+        assert ids and len(ids) == len(set(ids)), job.what
+        assert "<!--atlas-formula-" not in job.document(svgs)
+
+
+def test_a_formula_mathjax_refuses_is_one_line_naming_its_sheet():
+    from generator.errors import BuildError
+    from generator.print.mathsvg import formula_svgs
+
+    where = "'grpo' (TRL 1.16, language en, a4)"
+    with pytest.raises(BuildError) as exc:
+        formula_svgs([r"\frac{a}{b}", r"x^{2"], None, {r"x^{2": where})
+    assert str(exc.value) == (f"{where}: formula 'x^{{2': MathJax cannot typeset it: "
+                              "Extra open brace or missing close brace")
+
+
 def test_content_beyond_the_margins_is_an_error():
     html = ('<html><head><style>@page { size: A4 landscape; margin: 10mm }</style></head>'
             '<body><p style="white-space: nowrap">' + "overflow " * 200 + "</p></body></html>")

@@ -1,26 +1,29 @@
-"""Cheat-sheet files of a version: the PDFs (WeasyPrint, fonts embedded and subset) and the site's printable HTML
-pages. A sheet that needs a second page, or whose content leaves the page's margins, is an error, never a PDF."""
+"""Cheat-sheet files of a version: the PDFs (WeasyPrint, fonts embedded and subset, formulas drawn as MathJax's
+SVG paths) and the site's printable HTML pages (formulas as KaTeX's HTML). A sheet that needs a second page, or
+whose content leaves the page's margins, is an error, never a PDF."""
 
 from __future__ import annotations
 
 import atexit
 import functools
 import hashlib
-import os
 import re
 import shutil
-import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup
+
 from .. import cache as _cache
 from ..build.docs import copy_katex
 from ..errors import BuildError
-from ..install import KATEX_DIST, PACKAGE
-from ..render.sheet import SIZES, pdf_path, render_sheet, sheet_dir
+from ..install import PACKAGE
+from ..render.sheet import SIZES, Figures, pdf_path, qr_png, render_sheet, sheet_dir
 from ..render.view import View
 from ..workers import run_parallel
+from . import mathsvg
 
 ASSETS = PACKAGE / "build" / "assets"  # the sheet's stylesheet, shared with the site's printable page
 CSS = "cheatsheet.css"
@@ -65,16 +68,12 @@ def outside_margins(page: Any) -> list[str]:
 
 @functools.cache
 def _stylesheets() -> tuple[Any, list[Any]]:
-    """The font configuration and stylesheets of every sheet, parsed once per process: KaTeX's stylesheet with
-    its TrueType fonts only (decoding its WOFF2 fonts would take most of a sheet's time), and the sheet's own."""
+    """The font configuration and the sheet's stylesheet, parsed once per process."""
     from weasyprint import CSS as Stylesheet
     from weasyprint.text.fonts import FontConfiguration
 
     fonts = FontConfiguration()
-    katex = (KATEX_DIST / "katex.min.css").read_text(encoding="utf-8")
-    katex = re.sub(r"src:url\(fonts/([\w-]+)\.woff2\)[^;}]*", r'src:url(fonts/\1.ttf) format("truetype")', katex)
-    return fonts, [Stylesheet(string=katex, base_url=(KATEX_DIST / "katex.min.css").as_uri(), font_config=fonts),
-                   Stylesheet(filename=str(ASSETS / CSS), font_config=fonts)]
+    return fonts, [Stylesheet(filename=str(ASSETS / CSS), font_config=fonts)]
 
 
 # drop them while the interpreter still works: at shutdown, FontConfiguration.__del__ would call into a torn-down
@@ -96,20 +95,38 @@ def html_to_pdf(html: str, what: str) -> bytes:
     return doc.write_pdf()
 
 
+_SLOT = re.compile(r"<!--atlas-formula-(\d+)-->")
+
+
 @dataclass(frozen=True)
 class PdfJob:
-    """One PDF of a sheet: where it goes in the site, its HTML, and how an error names it."""
+    """One PDF of a sheet: where it goes in the site, its HTML with a slot for each of its formulas (their TeX in
+    ``formulas``, in order), and how an error names it."""
 
     path: str
     html: str
     what: str
+    formulas: tuple[str, ...] = ()
 
     def key(self) -> str:
-        """What the PDF depends on: the sheet's HTML, the stylesheets (KaTeX's and the sheet's) and the engine."""
+        """What the PDF depends on: the sheet's HTML and formulas, its stylesheet and the engines."""
         import weasyprint
 
-        css = (ASSETS / CSS).read_bytes() + (KATEX_DIST / "katex.min.css").read_bytes()
-        return _cache.key("sheet-pdf", self.html, hashlib.sha256(css).hexdigest(), weasyprint.__version__)
+        css = hashlib.sha256((ASSETS / CSS).read_bytes()).hexdigest()
+        return _cache.key("sheet-pdf", self.html, self.formulas, css, weasyprint.__version__, mathsvg.version())
+
+    def document(self, svgs: Mapping[str, str]) -> str:
+        """The HTML to print: each formula's slot filled with its SVG."""
+        return _SLOT.sub(lambda m: svgs[self.formulas[int(m.group(1))]], self.html)
+
+
+def _paper(formulas: list[str]) -> Figures:
+    """A PDF's figures: QR codes as images, and a slot per formula (filled by `PdfJob.document`), its TeX noted
+    in ``formulas``."""
+    def slot(view: View, m: Any) -> Markup:
+        formulas.append(m.formula.tex)
+        return Markup(f'<div class="cs-math"><!--atlas-formula-{len(formulas) - 1}--></div>')
+    return Figures(slot, qr_png)
 
 
 def sheet_documents(views: list[View]) -> tuple[dict[str, bytes], list[PdfJob]]:
@@ -128,10 +145,25 @@ def sheet_documents(views: list[View]) -> tuple[dict[str, bytes], list[PdfJob]]:
             files[f"{line}/{here}index.html"] = html.encode()
             for size in SIZES:
                 what = f"'{trainer.id}' (TRL {line}, language {lang}, {size})"
-                # no stylesheet links: html_to_pdf gives every sheet the ones it parsed once
-                jobs.append(PdfJob(f"{line}/{pdf_path(trainer.id, lang, size)}",
-                                   render_sheet(view, trainer, size, []), what))
+                formulas: list[str] = []
+                # no stylesheet links: html_to_pdf gives every sheet the one it parsed once
+                html = render_sheet(view, trainer, size, [], _paper(formulas))
+                jobs.append(PdfJob(f"{line}/{pdf_path(trainer.id, lang, size)}", html, what, tuple(formulas)))
     return files, jobs
+
+
+def pdf_tasks(jobs: list[PdfJob], cache: Path | None) -> tuple[dict[str, bytes], list[tuple[PdfJob, Any]]]:
+    """The PDFs of ``jobs`` that ``cache`` holds (site path -> PDF), and the ``(job, args of make_pdf)`` of the
+    others, their formulas made into SVG first (in one MathJax process), so that each is made as one task."""
+    done, todo = {}, []
+    for job in jobs:
+        if (pdf := cached_pdf(job, cache)) is None:
+            todo.append(job)
+        else:
+            done[job.path] = pdf
+    where = {tex: job.what for job in reversed(todo) for tex in job.formulas}
+    svgs = mathsvg.formula_svgs([tex for job in todo for tex in job.formulas], cache, where)
+    return done, [(job, (job, cache, {tex: svgs[tex] for tex in job.formulas})) for job in todo]
 
 
 def cached_pdf(job: PdfJob, cache: Path | None) -> bytes | None:
@@ -140,11 +172,12 @@ def cached_pdf(job: PdfJob, cache: Path | None) -> bytes | None:
     return path.read_bytes() if path and path.is_file() else None
 
 
-def make_pdf(job: PdfJob, cache: Path | None) -> bytes:
-    """The PDF of ``job`` (`SheetDoesNotFit` naming it), kept in ``cache`` by content."""
-    data = html_to_pdf(job.html, job.what)
+def make_pdf(job: PdfJob, cache: Path | None, svgs: Mapping[str, str]) -> bytes:
+    """The PDF of ``job``, its formulas drawn from ``svgs`` (TeX -> SVG), kept in ``cache`` by content
+    (`SheetDoesNotFit` naming it)."""
+    data = html_to_pdf(job.document(svgs), job.what)
     if cache is not None:
-        _write(cache / f"{job.key()}.pdf", data)
+        _cache.write_atomic(cache / f"{job.key()}.pdf", data)
     return data
 
 
@@ -152,23 +185,9 @@ def render_sheets(views: list[View], cache: Path | None = None) -> dict[str, byt
     """Every sheet file of ``views``, in memory: path relative to the site root -> content. A PDF whose content
     did not change since it was cached is not made again; the others are made on every core."""
     files, jobs = sheet_documents(views)
-    todo = []
-    for job in jobs:
-        if (done := cached_pdf(job, cache)) is None:
-            todo.append(job)
-        else:
-            files[job.path] = done
-    made = run_parallel([(make_pdf, (job, cache)) for job in todo])
-    files.update({job.path: pdf for job, pdf in zip(todo, made, strict=True)})
-    return files
-
-
-def _write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".sheet-")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    done, tasks = pdf_tasks(jobs, cache)
+    made = run_parallel([(make_pdf, args) for _, args in tasks])
+    return files | done | {job.path: pdf for (job, _), pdf in zip(tasks, made, strict=True)}
 
 
 def _copy_sheet_assets(dest: Path) -> None:
@@ -182,7 +201,7 @@ def _copy_sheet_assets(dest: Path) -> None:
 def write_files(files: dict[str, bytes], site: Path) -> list[Path]:
     """Write rendered sheets (see render_sheets) and the assets they link to into ``site``; nothing else."""
     for rel, data in files.items():
-        _write(site / rel, data)
+        _cache.write_atomic(site / rel, data)
     for version in {rel.split("/", 1)[0] for rel in files}:
         _copy_sheet_assets(site / version)
     return [site / rel for rel in files]

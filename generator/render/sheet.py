@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -22,7 +24,6 @@ _CODE = re.compile(r"`([^`]*)`")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 # where a long text is cut for the sheet: the end of its first sentence or clause, outside inline code
 _CLAUSE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)[.;:](?=\s)|[。；：]")
-_MATHML = re.compile(r'<span class="katex-mathml">.*?</math></span>', re.S)
 
 
 def inline(text: str) -> Markup:
@@ -80,18 +81,38 @@ def _breakable(path: str) -> Markup:
     return Markup("/<wbr>".join(escape(part) for part in path.split("/")))
 
 
-@functools.lru_cache(maxsize=4096)
-def _qr_svg(url: str) -> Markup:
+@functools.lru_cache(maxsize=1024)
+def _qr(url: str) -> Any:
     """The QR code of ``url``, made once per process: each sheet is printed on two papers and shown as a page, and
     segno tries all eight masks of every code (2,043 codes took about 20 s of a build's serial start)."""
     import segno
 
-    return Markup(segno.make(url, error="m", micro=False).svg_inline(scale=1, border=0, omitsize=True))
+    return segno.make(url, error="m", micro=False)
 
 
-def _formula(view: View, m: Any, mathml: bool) -> Markup:
-    html = view.math_html(m.formula.tex, True)
-    return Markup(html if mathml else _MATHML.sub("", html))
+@functools.lru_cache(maxsize=1024)
+def qr_svg(url: str) -> Markup:
+    """The QR code as inline SVG, for the site's printable page."""
+    return Markup(_qr(url).svg_inline(scale=1, border=0, omitsize=True))
+
+
+@functools.lru_cache(maxsize=1024)
+def qr_png(url: str) -> Markup:
+    """The QR code as a PNG image of 8 pixels per module (sharp even where a viewer smooths it), for the PDFs: the
+    PDF engine parses an SVG path in Python, which took about a seventh of a sheet's time."""
+    return Markup(f'<img alt="" src="{_qr(url).png_data_uri(scale=8, border=0)}">')
+
+
+@dataclass(frozen=True)
+class Figures:
+    """How a sheet draws its figures: a metric's formula, and the QR code of a URL. The site's printable page
+    uses `SCREEN`; the PDFs their own (see `print.pdf`)."""
+
+    formula: Callable[[View, Any], Markup]
+    qr: Callable[[str], Markup]
+
+
+SCREEN = Figures(lambda view, m: Markup(view.math_html(m.formula.tex, True)), qr_svg)
 
 
 def _healthy(view: View, m: Any) -> str:
@@ -104,9 +125,8 @@ def first_try(m: Any) -> Any:
     return m.cheatsheet.first_try or m.troubleshooting[0].actions[0]
 
 
-def sheet_rows(view: View, trainer: TrainerEdition, mathml: bool = True) -> list[dict[str, Any]]:
-    """The rows of a trainer's sheet; without ``mathml`` the formulas keep only KaTeX's visual HTML (for PDFs,
-    where the hidden MathML would only add a font and noise to the extracted text)."""
+def sheet_rows(view: View, trainer: TrainerEdition, figures: Figures = SCREEN) -> list[dict[str, Any]]:
+    """The rows of a trainer's sheet, their formulas and QR codes drawn by ``figures``."""
     here = sheet_dir(trainer.id, view.lang)
     rows = []
     for n, res in enumerate(trainer.sheet(), start=1):
@@ -116,26 +136,27 @@ def sheet_rows(view: View, trainer: TrainerEdition, mathml: bool = True) -> list
         url = view.url(page)
         rows.append({
             "n": n, "key": m.key, "key_html": _breakable(m.key), "url": url,
-            "display_url": _breakable(url.split("://", 1)[-1]), "qr": _qr_svg(url),
+            "display_url": _breakable(url.split("://", 1)[-1]), "qr": figures.qr(url),
             "href": paths.rel_dir(here, view.lang.prefix + page),
             "short": inline(view.text(m.cheatsheet.short)),
             "healthy": inline(_healthy(view, m)),
             "flag_when": inline(view.flag(flag, full=False)) if flag else "",
             "flag": inline(shorten(view.text(flag.text), CELL)) if flag else "",
             "action": inline(shorten(view.text(first_try(m)), CELL)),
-            "formula": _formula(view, m, mathml) if m.cheatsheet.show_formula else None,
+            "formula": figures.formula(view, m) if m.cheatsheet.show_formula else None,
         })
     return rows
 
 
-def render_sheet(view: View, trainer: TrainerEdition, size: str | None, css: list[str]) -> str:
+def render_sheet(view: View, trainer: TrainerEdition, size: str | None, css: list[str],
+                 figures: Figures = SCREEN) -> str:
     """The complete HTML document of one sheet; ``css`` are the stylesheet URLs (relative or file://)."""
     here = sheet_dir(trainer.id, view.lang)
     index = view.lang.prefix + f"{trainer.id}/"
     settings = [f"{c.option}={d.value}" for c, d in trainer.defaults if d.value is not None]
     return HTML.get_template("cheatsheet.html.j2").render(
         t=view.t, lang=view.lang.code, version=view.line, cls=trainer.cls.name,
-        rows=sheet_rows(view, trainer, mathml=size is None),
+        rows=sheet_rows(view, trainer, figures),
         strip=inline(view.text(trainer.trainer.strip)), css=css, settings=settings,
         settings_label=inline(view.t("cheatsheet_settings", config=trainer.cls.config, trl=view.line.trl)),
         page_size=SIZES.get(size or "", "landscape"), paper=size, language=view.lang.name,
