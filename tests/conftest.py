@@ -5,12 +5,15 @@ Chromium. Nothing here does work at import time."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
+import threading
 from functools import cache
 from pathlib import Path
 
 import pytest
 
-from .shared import once
+from .shared import once, session_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 EXEMPLAR = "metrics/grpo/clip_ratio/low_mean.yaml"
@@ -99,12 +102,63 @@ def mini_root(tmp_path: Path) -> Path:
     return root
 
 
+# --- the real site, built once per session in a process of its own, started first -------------------------------
+
+_SITE_PROCESS: list[subprocess.Popen] = []
+
+
+def _build_site(folder: Path) -> None:
+    """The real sources built into ``folder`` by ``tests/site_build.py``; its error, if any, raised here."""
+    proc = subprocess.Popen([sys.executable, "-m", "tests.site_build", str(folder)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _SITE_PROCESS.append(proc)
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"the site build failed (exit code {proc.returncode}): {(err or out).strip()[-3000:]}")
+
+
+def _needs_site(item: pytest.Item) -> bool:
+    return "built_site" in getattr(item, "fixturenames", ())
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that read the real site run last (pytest-xdist hands tests out in this order): the site is built in
+    the background meanwhile, and no worker waits for it with other tests still to run."""
+    items.sort(key=_needs_site)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _site_started_first(request, tmp_path_factory):
+    """Start building the shared site when the session starts, if a selected test reads it: one process of the
+    session (pytest-xdist workers included) builds it, in a thread that waits on it; tests go on meanwhile."""
+    if not any(_needs_site(item) for item in request.session.items):
+        yield
+        return
+    session_folder(tmp_path_factory)  # made here, before the thread asks for it
+
+    def start() -> None:
+        try:
+            once(tmp_path_factory, "site", _build_site)
+        except (Exception, pytest.fail.Exception):  # recorded by `once`: the tests that read the site report it
+            pass
+
+    threading.Thread(target=start, daemon=True).start()
+    yield
+    for proc in _SITE_PROCESS:  # the session is over (or was stopped) before the build: it is not needed
+        if proc.poll() is None:
+            proc.kill()
+
+
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> Path:
     """The real sources built once for the whole test session (all lines, all languages)."""
-    from generator.pipeline import build_site
+    return once(tmp_path_factory, "site", _build_site)
 
-    return once(tmp_path_factory, "site", lambda folder: build_site(ROOT, site_dir=folder, atlas=real_atlas()))
+
+@pytest.fixture
+def site_cache(built_site) -> None:
+    """For a test that copies the project's build cache (`copy_cache`): the shared site built first, so that the copy
+    holds every sheet's PDF and formula, and the test makes only what its change touches."""
 
 
 @pytest.fixture(scope="session")

@@ -282,7 +282,7 @@ def test_content_beyond_the_margins_is_an_error():
         html_to_pdf(html, "'grpo' (TRL 0.0, language en, a4)")
 
 
-def test_a_sheet_too_long_for_one_page_fails_the_build_naming_trainer_version_and_language(tmp_path):
+def test_a_sheet_too_long_for_one_page_fails_the_build_naming_trainer_version_and_language(tmp_path, site_cache):
     root = copy_sources(tmp_path / "src")
     copy_cache(root)  # formulas and English sheets from the cache when warm: the build stops at the first long sheet
     for path in (root / "metrics").rglob("*.yaml"):

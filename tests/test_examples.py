@@ -66,7 +66,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_add_a_metric_readme_commands_take_the_copy_to_a_page(tmp_path):
+def test_add_a_metric_readme_commands_take_the_copy_to_a_page(tmp_path, site_cache):
     root = copy_sources(tmp_path / "src")
     shutil.copytree(EXAMPLES, root / "examples")
     copy_cache(root)
