@@ -49,9 +49,10 @@ system-deps:
 	fi
 
 # one virtualenv per older TRL release under test (tests/conformance/requirements-trl-*.txt), in .cache/atlas/venvs/;
-# made here, two at a time, so that the tests only read them (a no-op when they are up to date)
-conformance-envs: $(VENV)/.installed
-	$(PY) -m tests.conformance.envs
+# made here, two at a time, so that the tests only read them (a no-op when they are up to date). The base python3
+# runs it: `make test` makes them while it installs .venv/ (pip uses one core)
+conformance-envs:
+	python3 -m tests.conformance.envs
 
 schema: $(VENV)/.installed
 	$(ATLAS) schema -o metrics/schema.json
@@ -72,7 +73,9 @@ pdf: $(VENV)/.installed node_modules/.installed system-deps
 serve: setup
 	$(ATLAS) serve --addr 127.0.0.1 --port 8000
 
-test: setup conformance-envs
+# the set-up steps side by side (.venv/, node packages, Debian packages, the TRL virtualenvs), then every test
+test:
+	@$(MAKE) --no-print-directory -j4 setup conformance-envs
 	$(PY) -m pytest -q -n 2 --dist loadgroup --durations=10
 
 # everything but the browser and real-TRL tests

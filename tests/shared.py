@@ -1,4 +1,6 @@
-"""Helpers for tests that share work across pytest-xdist workers: a lock per machine and the session's folder."""
+"""Helpers for tests that share work across pytest-xdist workers: a lock per machine and the session's folder.
+Importable without pytest: `make test` makes the TRL virtualenvs with the base interpreter (``conformance/envs.py``)
+while it installs the project's own."""
 
 from __future__ import annotations
 
@@ -7,8 +9,10 @@ import fcntl
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pytest
+if TYPE_CHECKING:
+    import pytest
 
 
 @contextlib.contextmanager
@@ -32,6 +36,8 @@ def session_folder(factory: pytest.TempPathFactory) -> Path:
 def once(factory: pytest.TempPathFactory, name: str, make) -> Path:
     """``make(folder)`` run by exactly one process of the session into ``<session>/<name>``; every other worker
     waits for it and gets the same folder. A failure is recorded and re-raised in every worker."""
+    import pytest
+
     root = session_folder(factory)
     folder, failed = root / name, root / f"{name}.failed"
     with file_lock(root / f"{name}.lock"):

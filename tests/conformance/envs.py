@@ -38,7 +38,8 @@ def lock_file(release: str) -> Path:
 
 
 def _stamp(lock: Path) -> str:
-    base = f"{sys.version_info[:3]} {getattr(sys, '_base_executable', sys.executable)}"
+    # the real file: `make test` runs this module with the base python3 while the tests run it from .venv/
+    base = f"{sys.version_info[:3]} {os.path.realpath(getattr(sys, '_base_executable', sys.executable))}"
     return hashlib.sha256(lock.read_bytes() + base.encode()).hexdigest()
 
 
@@ -177,8 +178,10 @@ def releases_with_locks() -> list[str]:
 
 
 def main() -> None:
-    """``python -m tests.conformance.envs``: make (or confirm) every release's virtualenv, two at a time: part of
-    `make test`'s set-up, so that the test run itself only reads them."""
+    """``python3 -m tests.conformance.envs``: make (or confirm) every release's virtualenv, two at a time: part of
+    `make test`'s set-up, so that the test run itself only reads them. It needs no package beyond the standard
+    library, so that `make` runs it with the base interpreter beside the project's own install (pip installs on one
+    core: side by side they use both)."""
     def make(release: str) -> str:
         start = time.perf_counter()
         ensure_venv(release)
