@@ -1,6 +1,6 @@
 """TeX -> SVG with MathJax (npm), for the cheat-sheet PDFs only: WeasyPrint draws a formula's paths in a fraction
 of the time it takes to lay out KaTeX's HTML (the site's pages keep KaTeX). Formulas are checked by KaTeX before
-any build; one that MathJax alone refuses is a build error naming its sheet and key."""
+any build; one that MathJax alone refuses is a build error naming its sheet and its TeX."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def _key(tex: str) -> str:
 def formula_svgs(texs: list[str], cache: Path | None, where: dict[str, str]) -> dict[str, str]:
     """Each display formula of ``texs`` as an inline SVG element, made by one MathJax process for those that
     ``cache`` (a folder) does not hold yet. A formula MathJax refuses raises `BuildError`, one line per formula
-    naming ``where[tex]`` (the sheet and key that show it)."""
+    naming ``where[tex]`` (the first sheet that shows it)."""
     out: dict[str, str] = {}
     missing = []
     for tex in dict.fromkeys(texs):
