@@ -117,25 +117,14 @@ def _build_site(folder: Path) -> None:
         raise RuntimeError(f"the site build failed (exit code {proc.returncode}): {(err or out).strip()[-3000:]}")
 
 
-# fixtures that build another site on top of the real one (its cache): their tests go first among the site's, so
-# that one worker builds it while the other still has tests of the real site to run
-BUILDS_ON_SITE = ("changed_site",)
-
-
 def _needs_site(item: pytest.Item) -> bool:
     return "built_site" in getattr(item, "fixturenames", ())
-
-
-def _order(item: pytest.Item) -> int:
-    if not _needs_site(item):
-        return 0
-    return 1 if any(name in item.fixturenames for name in BUILDS_ON_SITE) else 2
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests that read the real site run last (pytest-xdist hands tests out in this order): the site is built in
     the background meanwhile, and no worker waits for it with other tests still to run."""
-    items.sort(key=_order)
+    items.sort(key=_needs_site)
 
 
 @pytest.fixture(scope="session", autouse=True)
