@@ -108,7 +108,8 @@ def build_site(root: Path, site_dir: Path | None = None, versions: list[str] | N
     _BUILD.update(lines=by_line, report=translation_report(by_line[0][0]), work=work)
     try:
         # the lines take longest: first, so that the PDFs fill the other cores
-        tasks = [(_build_line, (i,)) for i in range(len(by_line))] + [(make_pdf, args) for _, args in pdfs]
+        tasks = [(_build_line, (i,)) for i in range(len(by_line))]
+        tasks += [(make_pdf, (job, sheets, svgs)) for job, svgs in pdfs]
         made = run_parallel(tasks)[len(by_line):]
         files.update({job.path: pdf for (job, _), pdf in zip(pdfs, made, strict=True)})
         out = work / "site"

@@ -259,7 +259,7 @@ def test_each_formula_of_a_printed_sheet_has_its_own_glyph_ids():
     _, jobs = sheet_documents(views)
     _, tasks = pdf_tasks([j for j in jobs if len(set(j.formulas)) > 1], None)
     assert tasks
-    for job, (_, _, svgs) in tasks:
+    for job, svgs in tasks:
         ids = re.findall(r' id="([^"]+)"', job.document(svgs))
         assert ids and len(ids) == len(set(ids)), job.what
         assert "<!--atlas-formula-" not in job.document(svgs)

@@ -152,9 +152,9 @@ def sheet_documents(views: list[View]) -> tuple[dict[str, bytes], list[PdfJob]]:
     return files, jobs
 
 
-def pdf_tasks(jobs: list[PdfJob], cache: Path | None) -> tuple[dict[str, bytes], list[tuple[PdfJob, Any]]]:
-    """The PDFs of ``jobs`` that ``cache`` holds (site path -> PDF), and the ``(job, args of make_pdf)`` of the
-    others, their formulas made into SVG first (in one MathJax process), so that each is made as one task."""
+def pdf_tasks(jobs: list[PdfJob], cache: Path | None) -> tuple[dict[str, bytes], list[tuple[PdfJob, dict[str, str]]]]:
+    """The PDFs of ``jobs`` that ``cache`` holds (site path -> PDF), and the others with the SVGs of their formulas
+    (made first, in one MathJax process), so that each is made as one task of `make_pdf`."""
     done, todo = {}, []
     for job in jobs:
         if (pdf := cached_pdf(job, cache)) is None:
@@ -163,7 +163,7 @@ def pdf_tasks(jobs: list[PdfJob], cache: Path | None) -> tuple[dict[str, bytes],
             done[job.path] = pdf
     where = {tex: job.what for job in reversed(todo) for tex in job.formulas}
     svgs = mathsvg.formula_svgs([tex for job in todo for tex in job.formulas], cache, where)
-    return done, [(job, (job, cache, {tex: svgs[tex] for tex in job.formulas})) for job in todo]
+    return done, [(job, {tex: svgs[tex] for tex in job.formulas}) for job in todo]
 
 
 def cached_pdf(job: PdfJob, cache: Path | None) -> bytes | None:
@@ -186,7 +186,7 @@ def render_sheets(views: list[View], cache: Path | None = None) -> dict[str, byt
     did not change since it was cached is not made again; the others are made on every core."""
     files, jobs = sheet_documents(views)
     done, tasks = pdf_tasks(jobs, cache)
-    made = run_parallel([(make_pdf, args) for _, args in tasks])
+    made = run_parallel([(make_pdf, (job, cache, svgs)) for job, svgs in tasks])
     return files | done | {job.path: pdf for (job, _), pdf in zip(tasks, made, strict=True)}
 
 
