@@ -2,7 +2,8 @@
 
 A release with a lock file ``tests/conformance/requirements-trl-<release>.txt`` gets its own virtualenv in
 ``.cache/atlas/venvs/trl-<release>`` (git-ignored), created on first use and re-created when the lock file or the
-base interpreter changes (both are hashed into a stamp written last, so a half-built virtualenv is never used).
+base interpreter changes (both are hashed into a stamp written last, so a half-built virtualenv is never used),
+then warmed: what the recordings import is compiled once (``warm.py``), not in every recording process.
 The project's own release (``requirements.txt``, the interpreter running the tests) needs no lock of its own.
 """
 
@@ -25,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 VENVS = ROOT / ".cache" / "atlas" / "venvs"
 STAMP = ".atlas-lock-sha256"
+WARMED = ".atlas-warmed"  # the stamp again, once `warm.py` has compiled what the recordings import
 INSTALL_TIMEOUT_S = 1800
 RUN_TIMEOUT_S = 900
 
@@ -91,7 +93,9 @@ def ensure_venv(release: str) -> Path:
     python = venv / "bin" / "python"
     stamp = _stamp(lock)
     with file_lock(VENVS / f"trl-{release}.lock"):
-        if (venv / STAMP).is_file() and (venv / STAMP).read_text().strip() == stamp and python.exists():
+        if _holds(venv / STAMP, stamp) and python.exists():
+            if not _holds(venv / WARMED, stamp):
+                _warm(python, venv, stamp)
             return python
         shutil.rmtree(venv, ignore_errors=True)
         log = VENVS / f"trl-{release}.install.log"
@@ -100,7 +104,7 @@ def ensure_venv(release: str) -> Path:
         _run([base, "-m", "venv", str(venv)], log, 300)
         env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
         _refuse_cuda_torch(python, lock, log)
-        # --no-compile: byte-compiling all of torch is a third of the install; imports compile what they use
+        # --no-compile: byte-compiling all of torch is a third of the install; `_warm` compiles what is used
         _run(
             [str(python), "-m", "pip", "install", "--quiet", "--no-compile", "-r", str(lock)],
             log,
@@ -108,7 +112,19 @@ def ensure_venv(release: str) -> Path:
             env=env,
         )
         (venv / STAMP).write_text(stamp + "\n")
+        _warm(python, venv, stamp)
     return python
+
+
+def _holds(marker: Path, stamp: str) -> bool:
+    return marker.is_file() and marker.read_text().strip() == stamp
+
+
+def _warm(python: Path, venv: Path, stamp: str) -> None:
+    """Compile what the recordings import (``warm.py``), keeping the bytecode; then mark the virtualenv warmed."""
+    log = venv.parent / f"{venv.name}.install.log"
+    _run([str(python), "-m", "tests.conformance.warm"], log, INSTALL_TIMEOUT_S, cwd=ROOT, env=_release_env())
+    (venv / WARMED).write_text(stamp + "\n")
 
 
 def python_for(release: str) -> str:
@@ -128,8 +144,10 @@ def python_for(release: str) -> str:
 
 
 def _release_env() -> dict[str, str]:
-    """This process's environment without what would make another interpreter import this one's packages."""
-    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    """This process's environment without what would make another interpreter import this one's packages, and
+    with bytecode written: the virtualenvs are installed uncompiled, so each module is compiled once, not per run."""
+    drop = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")
+    return {k: v for k, v in os.environ.items() if k not in drop}
 
 
 def record_runs(trainers: list[str], release: str, out_dir: Path,
