@@ -1,5 +1,5 @@
 """Target 3, pages: the HTML size of the metric pages, mkdocs' time per page, and what a reader's browser
-transfers to show one metric page cold (HTML, styles, scripts, fonts; the search index counted apart), in headless
+transfers to show one metric page cold (HTML, styles, scripts, fonts; search files counted apart), in headless
 Chromium over `atlas serve`'s server, which compresses text as a static host does.
 
     .venv/bin/python benchmarks/page_weight.py [--runs 3] [--json out.json]
@@ -23,7 +23,7 @@ PAGE = "1.16/grpo/kl/"
 
 
 def transferred(site: Path, path: str) -> tuple[int, int, int]:
-    """(bytes of the page and its assets, bytes of the search index, number of requests) a cold load transfers."""
+    """(bytes of the page and its assets, bytes of search files, number of requests) a cold load transfers."""
     from playwright.sync_api import sync_playwright
 
     server = make_server(site, "127.0.0.1", 0)
@@ -40,7 +40,7 @@ def transferred(site: Path, path: str) -> tuple[int, int, int]:
             browser.close()
     finally:
         server.shutdown()
-    search = sum(v for k, v in sizes.items() if "/search/" in k)
+    search = sum(v for k, v in sizes.items() if "/pagefind/" in k)
     return sum(sizes.values()) - search, search, len(sizes)
 
 
@@ -71,7 +71,7 @@ def main() -> None:
                f"{1000 * per_page:.0f} ms"),
         Figure("3. pages", f"cold load of /{PAGE} with every asset ({loads[0][2]} requests, compressed)",
                f"{page_bytes / 1000:.0f} KB", "< 400 KB", page_bytes < 400_000),
-        Figure("3. pages", "search index that page's reader downloads (compressed)",
+        Figure("3. pages", "search files that page loads before its reader searches (compressed)",
                f"{median([x[1] for x in loads]) / 1000:.0f} KB"),
     ], args.json)
 

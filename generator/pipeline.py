@@ -16,6 +16,7 @@ from .build.docs import write_docs
 from .build.mkdocs_config import mkdocs_config
 from .build.mkdocs_run import run_mkdocs
 from .build.publish import publish, remove_stale_work, write_root
+from .build.search_index import index_line
 from .cache import Cache, cache_dir
 from .check import Atlas, check
 from .doctor.site import doctor_example
@@ -76,11 +77,13 @@ _BUILD: dict[str, Any] = {}
 
 
 def _build_line(index: int) -> None:
-    """In a worker: the Markdown of one line, mkdocs, and the line's JSON index, into the build's work folder."""
+    """In a worker: the Markdown of one line, mkdocs, its search index and its JSON index, into the build's work
+    folder."""
     views, report, work = _BUILD["lines"][index], _BUILD["report"], _BUILD["work"]
     name = views[0].line.name
     out = work / "site" / name
     run_mkdocs(line_docs(views, report, work / "docs" / name, out), work / f"mkdocs-{name}.yml")
+    index_line(out)
     (out / "api").mkdir(parents=True, exist_ok=True)
     (out / "api" / "metrics.json").write_text(
         json.dumps(metrics_api(views[0].atlas, views[0].edition), ensure_ascii=False, indent=1) + "\n",
@@ -103,7 +106,6 @@ def build_site(root: Path, site_dir: Path | None = None, versions: list[str] | N
     files, jobs = sheet_documents([v for views in by_line for v in views])
     done, pdfs = pdf_tasks(jobs, sheets)
     files |= done
-    _search_dictionary()  # loaded once, here: the workers inherit it
     work = Path(tempfile.mkdtemp(prefix=f"build-{os.getpid()}-", dir=work_root))  # owner's pid: remove_stale_work
     _BUILD.update(lines=by_line, report=translation_report(by_line[0][0]), work=work)
     try:
@@ -121,16 +123,6 @@ def build_site(root: Path, site_dir: Path | None = None, versions: list[str] | N
         _BUILD.clear()
         shutil.rmtree(work, ignore_errors=True)
     return site
-
-
-def _search_dictionary() -> None:
-    """jieba's Chinese dictionary, which Material's search plugin loads on first use (about a second)."""
-    try:
-        import jieba
-    except ImportError:
-        return
-    jieba.setLogLevel(60)
-    jieba.initialize()
 
 
 def build_pdfs(atlas: Atlas, out: Path, versions: list[str] | None = None,

@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-# what a static host compresses: the pages, their scripts and styles, and the search indexes
+# what a static host compresses: the pages, their scripts and styles, JSON (Pagefind gzips its index files itself)
 _COMPRESSED = {".html", ".js", ".css", ".json", ".svg", ".xml"}
 
 

@@ -1,5 +1,5 @@
 """Work spread over the machine's cores: forked worker processes, which inherit what the parent has loaded (the
-checked atlas, jieba's dictionary, imported modules), die with the parent, and leave Ctrl-C to it."""
+checked atlas, imported modules), die with the parent, and leave Ctrl-C to it."""
 
 from __future__ import annotations
 

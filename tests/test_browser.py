@@ -3,10 +3,10 @@ the language switch on an inner page, KaTeX visible, and not one request to any 
 
 from __future__ import annotations
 
-import json
 import random
 import re
 import unicodedata
+from html.parser import HTMLParser
 from urllib.parse import urlparse
 
 import pytest
@@ -17,24 +17,22 @@ METRIC = "/1.16/grpo/clip_ratio/low_mean/"
 
 
 def search(page, site_url: str, start: str, query: str) -> list[str]:
-    """Type ``query`` into Material's search on ``start``; return the result links, best first."""
+    """Type ``query`` into the header's search on ``start``; return the result links, best first."""
     page.goto(site_url + start)
-    page.locator("input.md-search__input").click()
-    _type(page, query)
-    page.wait_for_selector(".md-search-result__item a", timeout=15000)
-    return page.eval_on_selector_all(".md-search-result__item > a", "els => els.map(e => e.href)")
-
-
-def _type(page, query: str) -> None:
-    """Replace what the search box holds by ``query``."""
-    page.locator("input.md-search__input").fill("")
-    page.keyboard.insert_text(query)
-    page.keyboard.press("End")  # Material searches on keyup; insert_text sends no key events
+    page.locator("button.atlas-search__button").click()
+    page.locator("input.atlas-search__input").fill(query)
+    page.wait_for_selector(".atlas-search__result", timeout=15000)
+    return page.eval_on_selector_all(".atlas-search__result", "els => els.map(e => e.href)")
 
 
 def test_exact_key_puts_its_page_first(page, site_url):
+    """Two trainers log `clip_ratio/low_mean`: the first result is the page of that key in one of them."""
     links = search(page, site_url, "/1.16/", "clip_ratio/low_mean")
-    assert urlparse(links[0]).path == METRIC, links[:3]
+    assert re.fullmatch(r"/1\.16/\w+/clip_ratio/low_mean/", urlparse(links[0]).path), links[:3]
+    assert METRIC in [urlparse(u).path for u in links[:3]], links[:3]
+    first = page.locator(".atlas-search__result").first
+    assert first.locator(".atlas-search__title").inner_text() == "clip_ratio/low_mean"
+    assert first.locator(".atlas-search__section").inner_text() in ("GRPO", "RLOO")
 
 
 def test_chinese_search_finds_chinese_pages(page, site_url):
@@ -42,20 +40,61 @@ def test_chinese_search_finds_chinese_pages(page, site_url):
     assert any("/1.16/zh/grpo/" in link for link in links), links[:5]
 
 
-@pytest.mark.parametrize("query", ["ngưỡng cắt dưới", "nguong cat duoi"])
+@pytest.mark.parametrize("query", ["ngưỡng cắt dưới", "nguong cat duoi", "ngu\u031bo\u031b\u0303ng"])
 def test_vietnamese_search_with_or_without_diacritics(page, site_url, query):
+    """Typed with its diacritics (as one character each, or as combining marks), or without any."""
     links = search(page, site_url, "/1.16/vi/", query)
-    assert any(urlparse(link).path == "/1.16/vi" + METRIC[5:] for link in links[:5]), links[:5]
+    assert any(urlparse(link).path.startswith("/1.16/vi/grpo/clip_ratio/") for link in links[:5]), links[:5]
+
+
+def test_keyboard_opens_the_search_and_enter_follows_the_first_result(page, site_url):
+    page.goto(site_url + "/1.16/vi/")
+    page.keyboard.press("/")
+    page.keyboard.type("entropy")
+    page.wait_for_selector(".atlas-search__result")
+    first = page.eval_on_selector(".atlas-search__result", "e => e.href")
+    page.keyboard.press("Enter")
+    page.wait_for_url(first)
+    assert urlparse(page.url).path.startswith("/1.16/vi/")
 
 
 # --- Vietnamese typed without diacritics, with words drawn from the built pages -------------------------------------
 
-_TAG = re.compile(r"<[^>]+>")
 _WORD = re.compile(r"[^\W\d_]+")
-_SEPARATOR = re.compile(r"[\s\u200b\u3000\-、。，．？！；]+")  # mkdocs.yml's search separator
-_TRIM = re.compile(r"^\W+|\W+$")  # lunr.trimmer
-# English stop words that lunr drops from an English index and that are Vietnamese syllables once folded (độ, ổn, nó)
-_FOLDED_STOP_WORDS = ("do", "an", "no", "on", "to", "at", "as")
+_SKIPPED = {"katex", "headerlink", "md-clipboard"}  # what the index leaves out (build/search_index.py)
+
+
+class _Article(HTMLParser):
+    """The text of a page's indexed article, without the parts the index leaves out."""
+
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0  # inside the article
+        self.skip = 0  # inside a skipped element
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.VOID:
+            return
+        names = set((dict(attrs).get("class") or "").split())
+        if self.depth:
+            self.depth += 1
+            if self.skip or names & _SKIPPED:
+                self.skip += 1
+        elif tag == "article" and "data-pagefind-body" in dict(attrs):
+            self.depth = 1
+
+    def handle_endtag(self, tag):
+        if tag in self.VOID or not self.depth:
+            return
+        self.depth -= 1
+        self.skip = max(0, self.skip - 1)
+
+    def handle_data(self, data):
+        if self.depth and not self.skip:
+            self.text.append(data)
 
 
 def _fold(word: str) -> str:
@@ -64,83 +103,62 @@ def _fold(word: str) -> str:
 
 
 def _vietnamese_pages(built_site) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
-    """The 1.16 Vietnamese pages (paths) that contain each word carrying a diacritic, and those that contain each
-    folded form (any word that folds to it, with or without diacritics)."""
-    index = json.loads((built_site / "1.16" / "search" / "search_index.vi.json").read_text(encoding="utf-8"))
+    """The 1.16 Vietnamese pages (paths) whose indexed article holds each word carrying a diacritic, and those that
+    hold each folded form (any word that folds to it, with or without diacritics): read from the HTML, not from the
+    index."""
     by_word: dict[str, set[str]] = {}
     by_fold: dict[str, set[str]] = {}
-    for doc in index["docs"]:
-        path = "/1.16/" + doc["location"].split("#")[0]
-        text = _TAG.sub(" ", doc["title"] + " " + doc["text"])
-        # tokens as the search cuts them (its separator, then lunr's trimmer): `clip_ratio/low_min` is one token,
-        # so it does not hold the word "min"
-        tokens = (_TRIM.sub("", t) for t in _SEPARATOR.split(unicodedata.normalize("NFC", text)))
-        for word in {t.lower() for t in tokens if _WORD.fullmatch(t)}:
+    for html in (built_site / "1.16" / "vi").rglob("index.html"):
+        article = _Article()
+        article.feed(html.read_text(encoding="utf-8"))
+        path = "/" + html.parent.relative_to(built_site).as_posix() + "/"
+        text = unicodedata.normalize("NFC", " ".join(article.text))
+        for word in {w.lower() for w in _WORD.findall(text)}:
             by_fold.setdefault(_fold(word), set()).add(path)
             if _fold(word) != word:
                 by_word.setdefault(word, set()).add(path)
     return by_word, by_fold
 
 
-# Material's search worker answers on a message channel (type 2 a query, type 3 its result); this records the
-# queries sent and the answers, so a test can read every result, not only the ten the result list draws first.
-_RECORD_SEARCH_WORKER = """
-(() => { const Native = window.Worker; window.__atlasSearch = []; window.__atlasQueries = 0;
-  window.Worker = class extends Native {
-    constructor(...args) { super(...args); this.addEventListener("message", (e) => window.__atlasSearch.push(e.data)); }
-    postMessage(message, ...rest) { if (message && message.type === 2) window.__atlasQueries++;
-      return super.postMessage(message, ...rest); } }; })();
-"""
-_ANSWERED = "n => window.__atlasQueries > n && window.__atlasSearch.filter(m => m && m.type === 3).length" \
-            " >= window.__atlasQueries"
-
-
-def _search_again(page, query: str) -> None:
-    """Type ``query`` into the search box of the page already open, and wait for the answer to it (the index is
-    built once per page: loading the page again for every query took six seconds a query)."""
-    sent = page.evaluate("window.__atlasQueries")
-    _type(page, query)
-    page.wait_for_function(_ANSWERED, arg=sent, timeout=15000)
-
-
-def _all_result_pages(page) -> set[str]:
-    """The page of every result of the last search, read from the search worker's answer (only its locations cross
-    to Python: the answers hold every result's text, and reading them all after each search took seconds)."""
-    locations = page.evaluate("""() => { const answers = window.__atlasSearch.filter(
-        m => m && m.type === 3 && m.data && Array.isArray(m.data.items));
-      return answers.length ? answers[answers.length - 1].data.items.flat().map(doc => doc.location) : null; }""")
-    assert locations is not None, "Material's search worker sent no results: its message format changed"
-    return {"/1.16/" + location.split("#")[0] for location in locations}
+def _all_result_pages(page, query: str) -> set[str]:
+    """The page of every result of ``query``, asked of the page's search (`atlasSearch`: the list shows ten)."""
+    urls = page.evaluate("(q) => window.atlasSearch(q)", query)
+    return {urlparse(u).path for u in urls}
 
 
 def test_vietnamese_words_typed_without_diacritics_find_every_page(page, site_url, built_site):
     """Words sampled from the built pages (a fixed seed, so a failure can be replayed), typed without any diacritic
-    (đ as d), find every page that holds the word in any spelling that folds the same way; so do words with ặ and
-    folded words that are also English stop words (độ -> do, ổn -> on)."""
+    (đ as d), find every page that holds the word in any spelling that folds the same way; so do words with ặ (two
+    marks on one letter) and short folded words that are also English words (độ -> do, ổn -> on)."""
     by_word, by_fold = _vietnamese_pages(built_site)
-    page.context.add_init_script(_RECORD_SEARCH_WORKER)
     rng = random.Random(17)
     folds = sorted({_fold(w) for w in by_word})
     assert len(folds) > 300, "too few Vietnamese words to sample from"
-    stop = [f for f in folds if f in _FOLDED_STOP_WORDS]
-    assert stop, "no Vietnamese word folds to an English stop word: pick other stop words"
-    breve_dot = sorted({_fold(w) for w in by_word if "ặ" in w})[:3]  # ặ: two marks on one letter
+    short = [f for f in folds if f in ("do", "an", "no", "on", "to", "at", "as")]
+    assert short, "no Vietnamese word folds to a short English word: pick others"
+    breve_dot = sorted({_fold(w) for w in by_word if "ặ" in w})[:3]
+    assert any(w.startswith("đ") for w in by_word)
     misses = []
     search(page, site_url, "/1.16/vi/", "tuong")  # the page open, its index loaded
-    for folded in rng.sample(folds, 24) + stop + breve_dot:
-        _search_again(page, folded)
-        missing = by_fold[folded] - _all_result_pages(page)
+    for folded in rng.sample(folds, 24) + short + breve_dot:
+        missing = by_fold[folded] - _all_result_pages(page, folded)
         if missing:
             misses.append(f"{folded}: {len(missing)} of {len(by_fold[folded])} pages missing, e.g. {min(missing)}")
     assert not misses, misses
 
 
+# every file of a language's index names the language: pagefind.<lang>_….pf_meta, index/<lang>_….pf_index, and
+# fragment/<lang>_….pf_fragment (a page's excerpt)
+_INDEX_FILE = re.compile(r"/1\.16/pagefind/(?:pagefind\.|index/|fragment/)(\w+?)_\w+\.pf_(?:meta|index|fragment)$")
+
+
 @pytest.mark.parametrize(("start", "lang"), [("/1.16/", "en"), ("/1.16/zh/", "zh"), ("/1.16/vi/grpo/", "vi")])
 def test_a_reader_downloads_the_search_index_of_their_language_only(page, site_url, start, lang):
-    search(page, site_url, start, "kl")
-    indexes = [urlparse(u).path for u in page.requests if "/search/search_index" in u]
-    assert indexes == [f"/1.16/search/search_index.{lang}.json"], indexes
-    links = page.eval_on_selector_all(".md-search-result__item > a", "els => els.map(e => e.href)")
+    links = search(page, site_url, start, "kl")
+    files = [urlparse(u).path for u in page.requests if "/pagefind/" in u]
+    langs = [m.group(1) for f in files if (m := _INDEX_FILE.search(f))]
+    assert langs and set(langs) == {lang}, files
+    assert any("/index/" in f for f in files), files
     prefix = {"en": "/1.16/", "zh": "/1.16/zh/", "vi": "/1.16/vi/"}[lang]
     others = [p for p in ("/1.16/zh/", "/1.16/vi/") if p != prefix]
     assert links and all(urlparse(u).path.startswith(prefix) and not urlparse(u).path.startswith(tuple(others))

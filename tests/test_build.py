@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.build.hooks import fold
 from generator.build.publish import publish
+from generator.build.search_index import index_line
+from generator.errors import BuildError
 from generator.render.markdown import join_wide_lines
 from generator.resolve.variants import exists_in
 
@@ -89,29 +90,33 @@ def test_version_root_and_versions_json(built_site):
 
 
 def test_each_language_has_its_own_search_index(built_site):
-    folder = built_site / LATEST / "search"
-    whole = json.loads((folder / "search_index.json").read_text(encoding="utf-8"))
-    parts = {lang: json.loads((folder / f"search_index.{lang}.json").read_text(encoding="utf-8")) for lang in LANGS}
-    assert sorted(d["location"] for p in parts.values() for d in p["docs"]) == sorted(d["location"] for d in
-                                                                                        whole["docs"])
-    for lang, prefix in LANGS.items():
-        assert parts[lang]["docs"] and all(d["location"].startswith(prefix) for d in parts[lang]["docs"]), lang
-        # a language folded for search is analysed by its own lunr language only (folded syllables are English
-        # stop words); the others keep the site's languages
-        lunr = [lang] if lang == "vi" else whole["config"]["lang"]
-        assert parts[lang]["config"] == {**whole["config"], "lang": lunr}, lang
-    assert all(not d["location"].startswith(("zh/", "vi/")) for d in parts["en"]["docs"])
-    assert "\\u200b" in whole["config"]["separator"] or "\u200b" in whole["config"]["separator"]
-    assert any("\u200b" in d["text"] for d in parts["zh"]["docs"]), "Chinese text was not segmented by jieba"
-    # Vietnamese is also indexed without diacritics, and only Vietnamese
-    assert all("keywords" in d for d in parts["vi"]["docs"]) and whole["config"]["fields"]["keywords"]
-    assert all(fold(d["keywords"]) == d["keywords"] for d in parts["vi"]["docs"])
-    assert not any("keywords" in d for d in parts["en"]["docs"] + parts["zh"]["docs"])
+    """Pagefind's bundle of a line: one index per language, holding exactly the pages of that language that have an
+    article (not the redirects, not the 404 page), each article named by its section; no unused interface files."""
+    bundle = built_site / LATEST / "pagefind"
+    entry = json.loads((bundle / "pagefind-entry.json").read_text(encoding="utf-8"))
+    indexed: dict[str, int] = dict.fromkeys(LANGS, 0)
+    for page in (built_site / LATEST).rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        article = re.search(r"<article [^>]*>", html)
+        if article and "data-pagefind-body" in article.group(0):
+            indexed[re.search(r'<html lang="([^"]+)"', html).group(1)] += 1
+            rel = page.relative_to(built_site / LATEST).as_posix()
+            if re.match(r"(?:(?:zh|vi)/)?grpo/", rel):
+                assert 'data-pagefind-meta="section:GRPO"' in article.group(0), rel
+        elif page.name == "404.html" or "http-equiv=\"refresh\"" in html:
+            assert not article or "data-pagefind-body" not in article.group(0), page
+    assert {lang: v["page_count"] for lang, v in entry["languages"].items()} == indexed
+    assert min(indexed.values()) > 100
+    assert not [p.name for p in bundle.glob("pagefind-*ui*")], "Pagefind's own interfaces are not used"
+    assert {p.name.split("_")[0] for p in (bundle / "index").iterdir()} == set(LANGS)
 
 
-def test_fold_removes_vietnamese_diacritics():
-    assert fold("ngưỡng cắt dưới, Đường") == "nguong cat duoi  Duong"  # punctuation too: '(tương' is not 'tuong'
-    assert fold("(tương) “độ” clip_ratio/low_mean") == " tuong   do  clip_ratio low_mean"
+def test_a_line_pagefind_cannot_index_is_one_build_error(tmp_path):
+    (tmp_path / "1.16").mkdir()
+    with pytest.raises(BuildError) as err:
+        index_line(tmp_path / "1.16")
+    assert str(err.value).startswith("search index of 1.16: pagefind failed (exit code 1): Error: ")
+    assert "\n" not in str(err.value) and str(err.value).count("not able to build an index") == 1
 
 
 def test_publish_replaces_the_site_whole(tmp_path):
@@ -236,7 +241,13 @@ def test_the_interface_speaks_the_page_language(built_site):
         status = (built_site / LATEST / prefix / "translation-status/index.html").read_text(encoding="utf-8")
         assert re.search(rf">\s*{nav_title[lang]}\s*<", status), lang
     vi = (built_site / LATEST / "vi/grpo/kl/index.html").read_text(encoding="utf-8")
-    assert "Đang khởi tạo tìm kiếm" in vi and "Khoảng bình thường" in vi
+    assert "Khoảng bình thường" in vi
+    # the header's search (assets/search.js) reads its words from the page
+    search = json.loads(re.search(r'<script id="atlas-search-config" type="application/json">(.*?)</script>', vi,
+                                  re.S).group(1))
+    assert search == {"bundle": "/1.16/pagefind/pagefind.js", "letters": {"d": "đ"}, "label": "Tìm kiếm",
+                      "hint": "Gõ để bắt đầu tìm",
+                      "none": "Không có trang nào khớp", "one": "1 trang khớp", "other": "# trang khớp"}
 
 
 def test_generated_numbers_follow_each_language_decimal_rule(built_site):

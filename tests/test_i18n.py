@@ -187,8 +187,8 @@ def changed_root(tmp_path_factory) -> Path:
     # a language in progress: one configuration entry, a partial ui.yaml, one translated text
     cfg = root / "atlas.yml"
     cfg.write_text(cfg.read_text(encoding="utf-8").replace(
-        "  - {code: vi, name: Tiếng Việt, status: complete, fold_accents: true}\n",
-        "  - {code: vi, name: Tiếng Việt, status: complete, fold_accents: true}\n"
+        "  - {code: vi, name: Tiếng Việt, status: complete, search_letters: {d: đ}}\n",
+        "  - {code: vi, name: Tiếng Việt, status: complete, search_letters: {d: đ}}\n"
         "  - {code: fr, name: Français, status: in_progress, decimal: \",\"}\n"),
         encoding="utf-8")
     (root / "locales/fr").mkdir()

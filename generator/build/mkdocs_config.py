@@ -56,12 +56,14 @@ def mkdocs_config(view: View, docs: Path, out: Path, langs: list[str], math: Pat
         for lang in cfg.languages
     ]
     extra["atlas_math"] = str(math)  # read by the hooks, like what follows
-    # one search index per language
-    extra["search_languages"] = [{"code": lang.code, "prefix": lang.prefix, "fold": lang.fold_accents}
-                                 for lang in cfg.languages]
+    extra["search_letters"] = {lang.code: lang.search_letters for lang in cfg.languages}
+    # what a search result names as its section, by the page's first folder (after the language's)
+    extra["search_sections"] = {
+        f"{lang.prefix}{folder}": title
+        for lang in cfg.languages
+        for folder, title in [*((t.id, t.trainer.title) for t in edition.trainers),
+                              (paths.GLOSSARY, atlas.ui[lang.code]["glossary_title"])]}
     for plugin in base["plugins"]:
-        if isinstance(plugin, dict) and "search" in plugin:
-            plugin["search"]["jieba_dict_user"] = str(project_file(plugin["search"]["jieba_dict_user"], root))
         if isinstance(plugin, dict) and "i18n" in plugin:
             if langs != cfg.lang_codes and len(langs) == 1:
                 # preview of one language: mkdocs-static-i18n builds it alone (at the version root)

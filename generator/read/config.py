@@ -24,8 +24,10 @@ class Language(Strict):
                     "language with a notice.")
     default: bool = False
     decimal: Literal[".", ","] = Field(".", description="The decimal separator of numbers on its pages.")
-    fold_accents: bool = Field(False, description="Search also finds its words typed without diacritics.")
     plurals: list[str] = Field([], description="Endings a glossary term may take in its texts (English: s, es).")
+    search_letters: dict[str, str] = Field(
+        {}, description="Letters a reader types for others that no diacritic folding reaches, each with the letters "
+                        "it may stand for at the start of a word (Vietnamese: d for đ). Search tries each reading.")
 
     @property
     def prefix(self) -> str:
