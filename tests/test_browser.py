@@ -21,7 +21,7 @@ def search(page, site_url: str, start: str, query: str) -> list[str]:
     page.goto(site_url + start)
     page.locator("button.atlas-search__button").click()
     page.locator("input.atlas-search__input").fill(query)
-    page.wait_for_selector(".atlas-search__result", timeout=15000)
+    page.wait_for_selector(".atlas-search__results[aria-busy=false] .atlas-search__result", timeout=15000)
     return page.eval_on_selector_all(".atlas-search__result", "els => els.map(e => e.href)")
 
 
@@ -51,7 +51,7 @@ def test_keyboard_opens_the_search_and_enter_follows_the_first_result(page, site
     page.goto(site_url + "/1.16/vi/")
     page.keyboard.press("/")
     page.keyboard.type("entropy")
-    page.wait_for_selector(".atlas-search__result")
+    page.wait_for_selector(".atlas-search__results[aria-busy=false] .atlas-search__result")
     first = page.eval_on_selector(".atlas-search__result", "e => e.href")
     page.keyboard.press("Enter")
     page.wait_for_url(first)

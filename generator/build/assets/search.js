@@ -81,28 +81,39 @@
   window.atlasSearch = async (query) => Promise.all((await find(query.normalize("NFC"))).map(
     async (r) => (await r.data()).url));
 
+  function item(page) {
+    const link = element("a", "atlas-search__result");
+    link.href = page.url;
+    if (page.meta.section) link.append(element("span", "atlas-search__section", page.meta.section));
+    link.append(element("span", "atlas-search__title", page.meta.title || page.url), excerpt(page.excerpt));
+    const li = element("li");
+    li.append(link);
+    return li;
+  }
+
+  // The best result shows as soon as its excerpt has come; the others follow together. The list is aria-busy until
+  // then (the tests wait for that).
   async function search() {
     const query = input.value.normalize("NFC").trim();
     const ticket = ++asked;
+    list.setAttribute("aria-busy", "true");
     if (!query) {
       list.replaceChildren();
       status.textContent = config.hint;
+      list.setAttribute("aria-busy", "false");
       return;
     }
     const results = await find(query);
-    const pages = await Promise.all(results.slice(0, SHOWN).map((r) => r.data()));
+    const pages = results.slice(0, SHOWN).map((r) => r.data());
+    const first = pages.length ? await pages[0] : null;
     if (ticket !== asked) return; // a later keystroke already asked again
     const n = results.length;
     status.textContent = n === 0 ? config.none : n === 1 ? config.one : config.other.replace("#", String(n));
-    list.replaceChildren(...pages.map((page) => {
-      const link = element("a", "atlas-search__result");
-      link.href = page.url;
-      if (page.meta.section) link.append(element("span", "atlas-search__section", page.meta.section));
-      link.append(element("span", "atlas-search__title", page.meta.title || page.url), excerpt(page.excerpt));
-      const item = element("li");
-      item.append(link);
-      return item;
-    }));
+    list.replaceChildren(...(first ? [item(first)] : []));
+    const rest = await Promise.all(pages.slice(1));
+    if (ticket !== asked) return;
+    list.append(...rest.map(item));
+    list.setAttribute("aria-busy", "false");
   }
 
   function open() {
@@ -112,7 +123,10 @@
     input.select();
   }
 
-  button.addEventListener("pointerenter", load, { once: true });
+  // The engine (Pagefind's script, its WebAssembly and the language's small metadata file, about 90 KB compressed,
+  // the same on every page and so fetched once) loads when the page is idle; a search then fetches only the index
+  // chunks of its words. Material's own search loaded the whole index on every page.
+  (window.requestIdleCallback || ((f) => setTimeout(f, 200)))(() => load());
   button.addEventListener("click", open);
   input.addEventListener("input", search);
   input.addEventListener("focus", load);
