@@ -55,7 +55,9 @@
 
   // Each reading of the query: a word that starts with a letter the language's readers type for another (atlas.yml's
   // search_letters, Vietnamese d for đ, which no diacritic folding reaches) is read both ways; at most 8 readings.
+  // A query typed with any diacritic comes from a keyboard that has the other letter too: it is read as typed.
   function readings(query) {
+    if (/[^\x00-\x7f]/.test(query)) return [query];
     let out = [""];
     for (const word of query.split(/(\s+)/)) {
       const first = word.charAt(0);
