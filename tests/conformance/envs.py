@@ -98,7 +98,7 @@ def ensure_venv(release: str) -> Path:
                 _warm(python, venv, stamp)
             return python
         shutil.rmtree(venv, ignore_errors=True)
-        log = VENVS / f"trl-{release}.install.log"
+        log = _install_log(venv)
         log.write_text("")
         base = getattr(sys, "_base_executable", sys.executable)
         _run([base, "-m", "venv", str(venv)], log, 300)
@@ -120,10 +120,14 @@ def _holds(marker: Path, stamp: str) -> bool:
     return marker.is_file() and marker.read_text().strip() == stamp
 
 
+def _install_log(venv: Path) -> Path:
+    return venv.parent / f"{venv.name}.install.log"
+
+
 def _warm(python: Path, venv: Path, stamp: str) -> None:
     """Compile what the recordings import (``warm.py``), keeping the bytecode; then mark the virtualenv warmed."""
-    log = venv.parent / f"{venv.name}.install.log"
-    _run([str(python), "-m", "tests.conformance.warm"], log, INSTALL_TIMEOUT_S, cwd=ROOT, env=_release_env())
+    _run([str(python), "-m", "tests.conformance.warm"], _install_log(venv), INSTALL_TIMEOUT_S, cwd=ROOT,
+         env=_release_env())
     (venv / WARMED).write_text(stamp + "\n")
 
 

@@ -131,7 +131,6 @@
   (window.requestIdleCallback || ((f) => setTimeout(f, 200)))(() => load());
   button.addEventListener("click", open);
   input.addEventListener("input", search);
-  input.addEventListener("focus", load);
   dialog.addEventListener("click", (event) => { if (event.target === dialog) dialog.close(); });
   dialog.addEventListener("keydown", (event) => {
     const links = [...list.querySelectorAll("a")];
