@@ -1,7 +1,7 @@
 """Target 4, search: what a reader's first search downloads (Pagefind's files, only those of their language's index
 that the query needs, compressed as a static host sends them), and the time from typing an exact key to its page
-first in the results, in headless Chromium, with the page freshly opened each time; Chinese words and Vietnamese
-with and without diacritics are checked too.
+first in the results (from the input event to the result in the list, by the page's clock), in headless Chromium,
+with the page freshly opened each time; Chinese words and Vietnamese with and without diacritics are checked too.
 
     .venv/bin/python benchmarks/search_time.py [--runs 5] [--json out.json]
 """
@@ -35,9 +35,23 @@ def sent_size(path: Path) -> int:
     return len(data) if data[:2] == b"\x1f\x8b" else len(gzip.compress(data, 6))
 
 
+# Installed in the page once the box is open: the moment of the input event the typing fires and the moment the
+# first result is in the list, both by the page's own clock (Playwright's round trips to the browser are not part of
+# what a reader waits for).
+_CLOCK = """() => {
+  const clock = window.__searchClock = {};
+  document.querySelector("input.atlas-search__input").addEventListener(
+    "input", () => { clock.input ??= performance.now(); }, { capture: true });
+  new MutationObserver(() => {
+    if (document.querySelector(".atlas-search__result")) clock.first ??= performance.now();
+  }).observe(document.querySelector(".atlas-search__results"), { childList: true });
+}"""
+
+
 def first_results(site: Path, runs: int) -> dict[tuple[str, str], tuple[list[float], bool, int]]:
-    """Per query: the seconds to its first result in each run, whether the expected page is in the first three, and
-    the bytes of the search files the first search fetched."""
+    """Per query: the seconds from typing to its first result in each run (by the page's clock, then as the
+    benchmark saw them), whether the expected page is in the first three, and the bytes of the search files the first
+    search fetched."""
     from playwright.sync_api import sync_playwright
 
     server = make_server(site, "127.0.0.1", 0)
@@ -49,24 +63,26 @@ def first_results(site: Path, runs: int) -> dict[tuple[str, str], tuple[list[flo
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
                 "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"])
             for start, query, expect in QUERIES:
-                times, found, fetched = [], True, set()
+                times, seen, found, fetched = [], [], True, set()
                 for _ in range(runs):
                     context = browser.new_context()
                     page = context.new_page()
                     page.on("request", lambda r, seen=fetched: seen.add(urlparse(r.url).path))
                     page.goto(base + start)
                     page.locator("button.atlas-search__button").click()
+                    page.evaluate(_CLOCK)
                     began = time.perf_counter()
                     page.locator("input.atlas-search__input").fill(query)
                     page.wait_for_selector(".atlas-search__result", timeout=15000)  # the best result shows
-                    times.append(time.perf_counter() - began)
+                    seen.append(time.perf_counter() - began)
+                    times.append(page.evaluate("window.__searchClock.first - window.__searchClock.input") / 1000)
                     page.wait_for_selector(".atlas-search__results[aria-busy=false]")  # then the others
                     links = page.eval_on_selector_all(".atlas-search__result", "els => els.map(e => e.href)")
                     first = links[:1] if query == QUERIES[0][1] else links[:3]
                     found &= any(re.search(expect, urlparse(u).path) for u in first)
                     context.close()
                 size = sum(sent_size(site / f.lstrip("/")) for f in fetched if "/pagefind/" in f)
-                out[(start, query)] = (times, found, size)
+                out[(start, query)] = (times, seen, found, size)
             browser.close()
     finally:
         server.shutdown()
@@ -85,10 +101,10 @@ def main() -> None:
         whole = sum(sent_size(p) for p in bundle.rglob("*") if p.is_file())
         results = first_results(site, args.runs)
     by_lang: dict[str, int] = {}
-    for (start, _), (_, _, size) in results.items():
+    for (start, _), (_, _, _, size) in results.items():
         lang = next((code for code in langs if start.startswith(f"/1.16/{code}/")), "en")
         by_lang[lang] = max(by_lang.get(lang, 0), size)
-    exact_times, exact_found, _ = results[QUERIES[0][:2]]
+    exact_times, exact_seen, exact_found, _ = results[QUERIES[0][:2]]
     figures = [
         Figure("4. search", "what a reader's first search downloads, per language (largest of the queries below, "
                "compressed)", ", ".join(f"{lang} {size / 1000:.0f} KB" for lang, size in sorted(by_lang.items()))
@@ -96,8 +112,10 @@ def main() -> None:
                max(by_lang.values()) < 500_000),
         Figure("4. search", "typing an exact key -> its page first (fresh page, index download included)",
                f"{1000 * median(exact_times):.0f} ms", "< 300 ms", median(exact_times) < 0.3 and exact_found),
+        Figure("4. search", "the same, seen from the benchmark's process (Playwright's round trips to the browser "
+               "included)", f"{1000 * median(exact_seen):.0f} ms", "", None),
     ]
-    for (start, query), (times, found, _) in results.items():
+    for (start, query), (times, _, found, _) in results.items():
         if (start, query) != QUERIES[0][:2]:
             figures.append(Figure("4. search", f"'{query}' on {start}", f"{1000 * median(times):.0f} ms, "
                                   + ("found" if found else "NOT found"), "found", found))
