@@ -325,7 +325,7 @@ def snippet_raises(root, _):
 
 
 def snippet_never_returns(root, monkeypatch):
-    import generator.check.snippets as snippets
+    import generator.check.snippet_runs as snippets
 
     monkeypatch.setattr(snippets, "TIMEOUT_S", 1.0)
     return _with(_snippet(root, "while True:", "    pass"), r"^did not return within 1 s$")

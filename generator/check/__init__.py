@@ -19,7 +19,7 @@ from .metrics import check_metrics
 from .ranges import check_lines, check_metric_ranges, check_trainer_ranges
 from .rules import check_all_rules
 from .sheets import check_sheets
-from .snippets import check_snippets
+from .snippet_runs import check_snippets
 from .text import check_plain, check_texts
 from .trainers import check_trainers
 

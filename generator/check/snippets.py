@@ -1,28 +1,14 @@
-"""Run reference snippets on their worked examples, in a child process with a time limit per snippet.
-
-A snippet that raises, hangs, returns something that is not a number, or even ends its process gets one error line
-of its own; the other snippets still run."""
+"""What a reference snippet means: its example's inputs as tensors, its function compiled, its result read as numbers
+and compared with the expected value, and a failure put in one line. `snippet_runs` runs them in child processes;
+the tests and the conformance checks call these directly."""
 
 from __future__ import annotations
 
-import importlib.metadata
-import json
 import math
-import os
 import re
-import signal
-import subprocess
-import sys
 from typing import Any
 
-from .. import cache as _cache
-from ..cache import Cache
-from ..errors import SourceError
-from ..install import PROJECT
-from ..read.load import Loaded
 from ..read.metric import Example, Tensor
-from ..read.yamlsrc import dotted
-from ..resolve.variants import each
 
 _DTYPES = {"float32": "float32", "float64": "float64", "int64": "int64", "bool": "bool"}
 
@@ -134,13 +120,13 @@ def _raised(exc: BaseException, filename: str) -> str:
     return " ".join(f"raised {type(exc).__name__}: {_cut(str(exc), 200)}{where}".split())
 
 
-def _run_job(job: dict[str, Any]) -> dict[str, Any]:
+def run_job(job: dict[str, Any]) -> dict[str, Any]:
     """``{"value": ...}``, or ``{"error": ..., "at": "code" | "expected"}`` (the field the error line names)."""
     example = Example.model_validate(job["example"])
     try:
         fn = compile_function(job["code"], job["function"], job["filename"])
         got = as_floats(fn(**materialize(example, job.get("device", "cpu"))))
-    except _Timeout:
+    except OutOfTime:
         raise
     except WrongResult as exc:
         return {"error": str(exc), "at": "code"}
@@ -152,117 +138,5 @@ def _run_job(job: dict[str, Any]) -> dict[str, Any]:
     return {"error": problem, "at": "expected"} if problem else {"value": got}
 
 
-class _Timeout(BaseException):  # not an Exception: a snippet's `except Exception` must not swallow it
+class OutOfTime(BaseException):  # not an Exception: a snippet's `except Exception` must not swallow it
     pass
-
-
-def _alarm(signum: int, frame: Any) -> None:
-    raise _Timeout
-
-
-def _worker() -> None:
-    """Jobs as JSON on stdin. Replies as JSON lines on the original stdout: ``{"ready": true}``, then one per job
-    as soon as it is done, so that the parent knows which job a dead process was running."""
-    replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)  # whatever a snippet prints, even through file descriptor 1, goes to stderr, not into the replies
-    sys.stdout = sys.stderr
-    jobs = json.load(sys.stdin)
-    import torch  # noqa: F401 - before any timer starts: loading torch is not the snippet's time
-
-    def reply(obj: dict[str, Any]) -> None:
-        replies.write(json.dumps(obj) + "\n")
-        replies.flush()
-
-    reply({"ready": True})
-    signal.signal(signal.SIGALRM, _alarm)
-    for job in jobs:
-        try:
-            signal.setitimer(signal.ITIMER_REAL, job["timeout"])
-            try:
-                result = _run_job(job)
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-        except _Timeout:
-            result = {"error": f"did not return within {job['timeout']:g} s", "at": "code", "volatile": True}
-        reply(result)
-
-
-TIMEOUT_S = 10.0  # per snippet; a worked example is a handful of numbers, so anything slower is a bug
-
-
-def _run_worker(jobs: list[dict[str, Any]], timeout: float) -> tuple[list[dict[str, Any]] | None, str]:
-    """One child process over ``jobs``: its replies (None when it did not start) and how it ended."""
-    env = dict(os.environ, PYTHONHASHSEED="0", CUDA_VISIBLE_DEVICES="")
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "generator.check.snippets"], input=json.dumps(jobs), capture_output=True,
-            text=True, env=env, timeout=timeout * len(jobs) + 60, cwd=PROJECT)
-        out, err, code = proc.stdout, proc.stderr, proc.returncode
-        how = (f"crashed the snippet runner ({signal.Signals(-code).name})" if code < 0 else
-               f"ended the snippet runner (exit code {code}); a snippet must return its value, not exit")
-    except subprocess.TimeoutExpired as exc:  # the time limit inside the child did not fire (a hang in C code)
-        out, err = (x.decode(errors="replace") if isinstance(x, bytes) else (x or "") for x in (exc.stdout, exc.stderr))
-        how = f"did not return within {timeout:g} s"
-    try:
-        replies = [json.loads(line) for line in out.splitlines() if line.strip()]
-    except ValueError:
-        replies = []
-    if not replies or replies[0] != {"ready": True}:
-        return None, (err.strip().splitlines() or ["no output"])[-1]
-    return replies[1:], how
-
-
-def run_jobs(jobs: list[dict[str, Any]], timeout: float) -> list[dict[str, Any]] | str:
-    """A reply for every job, in order, or why the runner could not start. A job that ends or wedges its process
-    is reported as such (volatile: never cached), and a fresh process goes on with the jobs after it."""
-    results: list[dict[str, Any]] = []
-    while len(results) < len(jobs):
-        replies, how = _run_worker(jobs[len(results):], timeout)
-        if replies is None:
-            return how
-        results += replies[: len(jobs) - len(results)]
-        if len(results) < len(jobs):
-            results.append({"error": how, "at": "code", "volatile": True})
-    return results
-
-
-def check_snippets(items: list[Loaded], timeout: float | None = None, cache: Cache | None = None) -> list[SourceError]:
-    """Run every snippet on its example (CPU) in a child process; one error per failing snippet.
-    A snippet whose code and example ran before (same torch) is not run again: its value, or its error when that
-    does not depend on time, comes from the cache (a timeout or a crash is always run again)."""
-    cache = cache or Cache(None)
-    timeout = TIMEOUT_S if timeout is None else timeout
-    torch_version = importlib.metadata.version("torch")
-    todo, keys, results, jobs = [], [], [], []
-    for it in items:
-        for loc, snip, _ in each(it.model, "snippet"):
-            if not defines(snip.code, snip.function):  # `validate` reports it; running it would say so again
-                continue
-            example = snip.example.model_dump()  # python mode keeps NaN (json.dumps writes NaN)
-            k = _cache.key("snippet-run", snip.code, snip.function, example, torch_version)
-            todo.append((it, loc))
-            keys.append(k)
-            results.append(cache.get(k))
-            if results[-1] is None:
-                jobs.append({"code": snip.code, "function": snip.function, "timeout": timeout, "example": example,
-                             "filename": f"{it.path}#{'.'.join(map(str, loc))}"})
-    if jobs:
-        fresh = run_jobs(jobs, timeout)
-        if isinstance(fresh, str):
-            it, loc = next(t for t, r in zip(todo, results, strict=True) if r is None)
-            return [SourceError(it.path, it.doc.line_of(loc), dotted(loc),
-                                f"the snippet runner did not start: {fresh}")]
-        queue = iter(fresh)
-        results = [r if r is not None else next(queue) for r in results]
-    errors = []
-    for (it, prefix), k, res in zip(todo, keys, results, strict=True):
-        if not res.get("volatile"):
-            cache.put(k, res)
-        if "error" in res:
-            loc = prefix + (("example", "expected") if res.get("at") == "expected" else ("code",))
-            errors.append(SourceError(it.path, it.doc.line_of(loc), dotted(loc), res["error"]))
-    return errors
-
-
-if __name__ == "__main__":
-    _worker()
