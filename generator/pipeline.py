@@ -40,7 +40,7 @@ def load_atlas(root: Path, run_snippets: bool = True, use_cache: bool = True, so
     unless ``use_cache`` is off."""
     root = root.resolve()
     cache = Cache(cache_dir(root) / "results.json" if use_cache else None)
-    return check(sources or read_sources(root), run_snippets=run_snippets, cache=cache)
+    return check(sources or read_sources(root, use_cache), run_snippets=run_snippets, cache=cache)
 
 
 def published_at(atlas: Atlas, site_url: str) -> Atlas:

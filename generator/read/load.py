@@ -13,7 +13,8 @@ from typing import Any
 from pydantic import BaseModel, RootModel, ValidationError
 
 from ..errors import SourceError, SourceErrors, did_you_mean
-from .yamlsrc import Document, Path, dotted, parse
+from . import parsed
+from .yamlsrc import Document, Path, dotted
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ def read_document(path: FsPath, root: FsPath) -> tuple[Document | None, list[Sou
         raw = path.read_bytes()
     except OSError as exc:  # a dangling link, a folder named *.yaml, no permission
         return None, [SourceError(rel, 1, "file", f"cannot be read: {exc.strerror or exc}")]
-    return parse(rel, raw)
+    return parsed.parse(rel, raw)
 
 
 def read_optional(path: FsPath, root: FsPath) -> Document | None:

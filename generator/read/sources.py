@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..cache import cache_dir
 from ..errors import SourceError, SourceErrors
+from . import parsed
 from .config import Config, Term, load_config, load_terms, load_ui
 from .explainer import Explainer
 from .glossary import GlossaryEntry
@@ -85,14 +87,17 @@ def _locales(root: Path, config: Config) -> tuple[dict, dict, dict, list[SourceE
     return terms, {code: {**reference, **strings} for code, strings in ui.items()}, stamps, errors
 
 
-def read_sources(root: Path) -> Sources:
+def read_sources(root: Path, use_cache: bool = True) -> Sources:
+    """Every source of the checkout ``root``; the files parsed before come from `.cache/atlas/parsed.pickle` unless
+    ``use_cache`` is off (`parsed`)."""
     root = root.resolve()
-    config = load_config(root)
-    terms, ui, stamps, errors = _locales(root, config)
-    trainers, trainer_docs, errs_t = load_files(trainer_files(root), root, Trainer)
-    metrics, metric_docs, errs_m = load_files(metric_files(root), root, Metric)
-    explainers, explainer_docs, errs_e = load_files(explainer_files(root), root, Explainer)
-    glossary, glossary_docs, errs_g = load_files(sorted((root / "glossary").glob("*.y*ml")), root, GlossaryEntry)
+    with parsed.reading(cache_dir(root) / "parsed.pickle" if use_cache else None):
+        config = load_config(root)
+        terms, ui, stamps, errors = _locales(root, config)
+        trainers, trainer_docs, errs_t = load_files(trainer_files(root), root, Trainer)
+        metrics, metric_docs, errs_m = load_files(metric_files(root), root, Metric)
+        explainers, explainer_docs, errs_e = load_files(explainer_files(root), root, Explainer)
+        glossary, glossary_docs, errs_g = load_files(sorted((root / "glossary").glob("*.y*ml")), root, GlossaryEntry)
     return Sources(root, config, ui, terms, stamps, tuple(trainers), tuple(metrics), tuple(explainers),
                    tuple(glossary), tuple(metric_docs + glossary_docs + trainer_docs + explainer_docs),
                    tuple(errors + errs_t + errs_m + errs_e + errs_g))
