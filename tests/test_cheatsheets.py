@@ -340,7 +340,9 @@ def test_a_sheet_too_long_for_one_page_fails_the_build_naming_trainer_version_an
     assert [p.name for p in site.iterdir()] == ["old"]  # the failed build published nothing
 
 
-def test_atlas_pdf_writes_only_the_sheets(tmp_path, capsys):
+def test_atlas_pdf_writes_only_the_sheets(tmp_path, capsys, site_cache):
+    """What `atlas pdf` writes, after the shared site: its PDFs come from the cache the site's build filled (the
+    engine's work is tested on every sheet of that site)."""
     from generator.cli import main
 
     out = tmp_path / "site"
