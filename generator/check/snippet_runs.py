@@ -10,11 +10,13 @@ import atexit
 import importlib.metadata
 import json
 import os
+import selectors
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from typing import Any
 
 from .. import cache as _cache
@@ -106,9 +108,6 @@ def _child(jobs: list[dict[str, Any]], read_end: int, write_end: int, err: int, 
 def _collect(pid: int, fd: int, limit: float) -> tuple[str, int | None]:
     """What the child ``pid`` wrote to ``fd`` until it closed it, and its exit code (negative: the signal that
     ended it; None: still running after ``limit`` seconds, so killed)."""
-    import selectors
-    import time
-
     chunks: list[bytes] = []
     deadline = time.monotonic() + limit
     killed = False
@@ -130,6 +129,11 @@ def _collect(pid: int, fd: int, limit: float) -> tuple[str, int | None]:
     return b"".join(chunks).decode(errors="replace"), None if killed else os.waitstatus_to_exitcode(status)
 
 
+def _last_line(output: str) -> str:
+    """What a process that did not start said last."""
+    return (output.strip().splitlines() or ["no output"])[-1]
+
+
 class _Runner:
     """The warm runner of this process (`serve`), started on first use and kept while this process lives: each
     batch of jobs then costs a fork, not a new interpreter importing torch (4 s of CPU). A process forked from this
@@ -145,14 +149,14 @@ class _Runner:
         env = dict(os.environ, PYTHONHASHSEED="0", CUDA_VISIBLE_DEVICES="")
         with tempfile.TemporaryFile() as err:
             proc = subprocess.Popen([sys.executable, "-c", "from generator.check.snippet_runs import serve; serve()"],
-                                    stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=err, text=True, env=env, cwd=PROJECT)
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True, env=env,
+                                    cwd=PROJECT)
             if proc.stdout.readline().strip() == json.dumps({"ready": True}):
                 self.proc, self.owner = proc, os.getpid()
                 return None
             proc.wait()
             err.seek(0)
-            return (err.read().decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+            return _last_line(err.read().decode(errors="replace"))
 
     def run(self, jobs: list[dict[str, Any]], limit: float) -> tuple[str, str, int | None] | str:
         """The jobs' replies (out), the child's output (err) and its exit code (None: killed at ``limit``), or why
@@ -202,7 +206,7 @@ def _run_worker(jobs: list[dict[str, Any]], timeout: float) -> tuple[list[dict[s
     except ValueError:
         replies = []
     if not replies or replies[0] != {"ready": True}:
-        return None, (err.strip().splitlines() or ["no output"])[-1]
+        return None, _last_line(err)
     return replies[1:], how
 
 

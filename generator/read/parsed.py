@@ -24,6 +24,8 @@ from .yamlsrc import Document
 _MEMO: dict[str, bytes] = {}  # key -> pickled (data, lines)
 _STORED: dict[Path, frozenset[str]] = {}  # store -> the keys it held when read
 _READS: list[set[str]] = []  # the keys each read in progress (`reading`) has parsed or found
+# what unpickling damaged bytes raises
+_DAMAGED = (pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError, IndexError)
 
 
 @functools.cache
@@ -43,7 +45,7 @@ def parse(path: str, raw: bytes) -> tuple[Document | None, list[SourceError]]:
     if (hit := _MEMO.get(key)) is not None:
         try:
             data, lines = pickle.loads(hit)  # noqa: S301 - written by `parse` below, or read from this checkout's store
-        except (pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError, IndexError):
+        except _DAMAGED:
             del _MEMO[key]  # a damaged entry: parsed again below
         else:
             return Document(path, data, lines), []
@@ -77,7 +79,7 @@ def _load(store: Path) -> None:
     """Add what ``store`` holds to this process's memo (nothing when it is missing or unreadable)."""
     try:
         saved: Any = pickle.loads(store.read_bytes())  # noqa: S301 - see the module's docstring
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError, IndexError):
+    except (OSError, *_DAMAGED):
         return
     if isinstance(saved, dict):
         good = {k: v for k, v in saved.items() if isinstance(k, str) and isinstance(v, bytes)}
