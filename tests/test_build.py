@@ -91,20 +91,26 @@ def test_version_root_and_versions_json(built_site):
 
 def test_each_language_has_its_own_search_index(built_site):
     """Pagefind's bundle of a line: one index per language, holding exactly the pages of that language that have an
-    article (not the redirects, not the 404 page), each article named by its section; no unused interface files."""
+    article (not the redirects, not the 404 page, not a metric's history page: a search leads to the metric's own
+    page), each article named by its section; no unused interface files."""
     bundle = built_site / LATEST / "pagefind"
     entry = json.loads((bundle / "pagefind-entry.json").read_text(encoding="utf-8"))
     indexed: dict[str, int] = dict.fromkeys(LANGS, 0)
+    histories = 0
     for page in (built_site / LATEST).rglob("*.html"):
         html = page.read_text(encoding="utf-8")
         article = re.search(r"<article [^>]*>", html)
-        if article and "data-pagefind-body" in article.group(0):
+        rel = page.relative_to(built_site / LATEST).as_posix()
+        if rel.endswith("/history/index.html"):
+            histories += 1
+            assert article and "data-pagefind-body" not in article.group(0), rel
+        elif article and "data-pagefind-body" in article.group(0):
             indexed[re.search(r'<html lang="([^"]+)"', html).group(1)] += 1
-            rel = page.relative_to(built_site / LATEST).as_posix()
             if re.match(r"(?:(?:zh|vi)/)?grpo/", rel):
                 assert 'data-pagefind-meta="section:GRPO"' in article.group(0), rel
         elif page.name == "404.html" or "http-equiv=\"refresh\"" in html:
             assert not article or "data-pagefind-body" not in article.group(0), page
+    assert histories > 3 * 50
     assert {lang: v["page_count"] for lang, v in entry["languages"].items()} == indexed
     assert min(indexed.values()) > 100
     assert not [p.name for p in bundle.glob("pagefind-*ui*")], "Pagefind's own interfaces are not used"
@@ -191,21 +197,26 @@ def test_which_version_page_maps_every_release(built_site):
         assert "pip show trl" in text and "trl.__version__" in text
 
 
-def test_changed_in_links_each_range_to_its_line_and_shows_the_others_in_full(built_site):
+def test_changed_in_links_each_range_to_its_line_or_to_the_history_page_that_shows_it_in_full(built_site):
     """kl on 1.16: the ranges that 0.26 and 1.12 describe link to those lines' page of kl (in the reader's
-    language); the ranges no line describes are shown in full below the table, formula included."""
+    language); the ranges no line describes link to kl's history page, which shows each in full, formula included,
+    and links back. The metric page itself carries none of them."""
     for lang, prefix in LANGS.items():
-        html = (built_site / LATEST / prefix / "grpo/kl/index.html").read_text(encoding="utf-8")
+        folder = built_site / LATEST / prefix / "grpo/kl"
+        html = (folder / "index.html").read_text(encoding="utf-8")
         section = html[html.index('id="changed-in"'):]
         for line in ("0.26", "1.12"):
             assert f'href="/{line}/{prefix}grpo/kl/"' in section, (lang, line)
-        details = re.findall(r'<details class="note atlas-history" id="(changed-[\d-]+)">(.*?)</details>', section,
-                             re.S)
-        assert [d for d, _ in details] == ["changed-0-14-0", "changed-0-16-0", "changed-1-9-0"], lang
-        for anchor, body in details:
-            assert f'href="#{anchor}"' in section
-            assert 'class="katex-display"' in body, (lang, anchor)
-        assert "temperature" in details[0][1], "the 0.14 range's meaning (untempered logits)"
+        anchors = ["changed-0-14-0", "changed-0-16-0", "changed-1-9-0"]
+        assert re.findall(r'href="history/#(changed-[\d-]+)"', section) == anchors, lang
+        assert "atlas-history" not in html and html.count('class="katex-display"') == 1, lang  # its own formula
+        history = (folder / "history/index.html").read_text(encoding="utf-8")
+        parts = re.split(r'<h2 id="(changed-[\d-]+)"', history)[1:]
+        assert parts[::2] == anchors, lang
+        for body in parts[1::2]:
+            assert 'class="katex-display"' in body, lang
+        assert "temperature" in parts[1], "the 0.14 range's meaning (untempered logits)"
+        assert 'href="../"' in history, "the link back to the page of kl"
 
 
 def test_the_trainer_index_introduces_the_trainer_and_its_release_defaults(built_site):

@@ -1,6 +1,6 @@
 """MkDocs hooks: per-page "edit this page" links to the YAML source, the formulas' HTML put into the finished pages,
-each page's article marked for the search index (`build.search_index`), and pymdownx's highlighting done once per
-snippet."""
+each page's article marked for the search index (`build.search_index`) unless its front matter says
+`search: false`, and pymdownx's highlighting done once per snippet."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ def on_post_page(output: str, page: Any, config: Any) -> str:
     # the formulas' KaTeX HTML goes into the finished page, after Markdown has seen it
     if table := config["extra"].get("atlas_math"):
         output = expand(output, _math_table(table))
+    if page.meta.get("search") is False:  # a metric's history page: the search leads to the metric's own page
+        return output
     sections = config["extra"].get("search_sections") or {}
     return output.replace(_ARTICLE, _ARTICLE[:-1] + f" {search_attributes(page.url, sections)}>", 1)
 

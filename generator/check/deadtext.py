@@ -24,7 +24,7 @@ def _why(item: Loaded, loc: Loc, editions: Sequence[Edition]) -> str:
     model = item.model
     if loc[0] == "variants" and len(loc) > 2 and hasattr(model, "variants"):
         start, end = span(model, int(loc[1]))
-        return (f"no line describes TRL {start} to {end or 'today'}, and its *Changed in* row shows only "
+        return (f"no line describes TRL {start} to {end or 'today'}, and the metric's history page shows only "
                 f"{', '.join(HISTORY)} of such a range in full")
     if loc[0] == "categories":
         return "no metric of this category is logged by the release of any line"

@@ -69,8 +69,8 @@ def link_md(link: Link) -> str:
 
 
 def _history(view: View, res: Resolved, here: str) -> list[dict[str, Any]]:
-    """The rows of *Changed in*, oldest first: each range links to the line that describes it, or is shown in full
-    below the table when no line does."""
+    """The rows of *Changed in*, oldest first: each range links to the line that describes it, or to the metric's
+    history page, which shows it in full, when no line does."""
     rows = []
     for row in res.history:
         href = None
@@ -98,15 +98,34 @@ def render_metric(view: View, trainer: TrainerEdition, res: Resolved) -> str:
                for ref in m.related if (r := view.edition.metric(ref)) is not None]
     call, expected = example_call(m.snippet)
     history = _history(view, res, here)
-    details = [h["row"].variant for h in history if h["detail"]]
     english = view.english_url(here)
     explainers = [{"title": e.model.title, "href": paths.rel(here, paths.explainer_doc(e.model))}
                   for e in trainer.explainers_of(res.id)]
     md = MARKDOWN.get_template("metric.md.j2").render(**view.base(
         m=m, res=res, base=res.source, history=history, link_md=link_md, cls=trainer.cls, related=related,
         explainers=explainers, check_href=paths.rel(here, f"{paths.CHECK_PAGE}.md"),
+        history_href=paths.rel(here, paths.history_doc(m)),
         call=call, expected=expected, latest_trl=_newest_with(view, trainer), terms=metric_terms(view, m, here),
         edit_url=view.edit_url(res.item.path),
-        notice=lambda section: notice(view, res.item, section, english, res.variant, details)))
+        notice=lambda section: notice(view, res.item, section, english, res.variant, _details(history))))
     return link_terms(md, view.term_index, lambda e: entry_href(here, e),
                       skip_sections=("glossary", "related", "sources", "changed-in"))
+
+
+def _details(history: list[dict[str, Any]]) -> list[int]:
+    """The variants that the history page shows in full."""
+    return [h["row"].variant for h in history if h["detail"]]
+
+
+def render_metric_history(view: View, res: Resolved) -> str | None:
+    """The history page of a metric: the ranges of its *Changed in* table that no line describes, each in full
+    (meaning, formula, reference implementation, reductions, logging); None when every range has a line."""
+    m = res.metric
+    here = paths.history_doc(m)
+    history = _history(view, res, paths.metric_doc(m))
+    if not (details := _details(history)):
+        return None
+    english = view.english_url(here)
+    return MARKDOWN.get_template("metric_history.md.j2").render(**view.base(
+        m=m, history=history, metric_href=paths.rel(here, paths.metric_doc(m)), edit_url=view.edit_url(res.item.path),
+        notice=lambda section: notice(view, res.item, section, english, res.variant, details)))

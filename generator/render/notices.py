@@ -25,12 +25,14 @@ SECTIONS = {"title": "top", "summary": "top", "meaning": "meaning", "formula": "
 
 def section_of(loc: tuple, variant: int | None, model: Any, details: Collection[int] = ()) -> str | None:
     """The page section that shows the field at ``loc``, on a page showing variant ``variant`` (None: the newest
-    range) whose *Changed in* section shows the variants ``details`` in full; None when the page does not show it
-    (another range's replacement, or a replaced top-level field)."""
+    range) whose history page shows the variants ``details`` in full (section "history"); None when the page does not
+    show it (another range's replacement, or a replaced top-level field)."""
     if loc[0] == "variants":
         index, name = loc[1], str(loc[2])
-        if name == "change" or (index in details and name in HISTORY):
+        if name == "change":
             return "changed_in"
+        if index in details and name in HISTORY:
+            return "history"
         return SECTIONS.get(name) if index == variant else None
     if variant is not None and getattr(model.variants[variant], str(loc[0]), None) is not None:
         return None
@@ -41,7 +43,7 @@ def notice(view: View, item: Loaded, section: str, english_href: str, variant: i
            details: Collection[int] = ()) -> str:
     """Admonitions naming the texts of ``section`` that are missing or stale in the view's language; empty when the
     section is fully current. ``variant``: the range of the metric's history the page shows (None: the newest);
-    ``details``: the ranges its *Changed in* section shows in full."""
+    ``details``: the ranges its history page shows in full."""
     out = []
     for state in ("missing", "stale"):
         hits = [f for f in view.states.get(item.path, []) if f.state == state

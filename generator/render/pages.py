@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import BuildError
 from ..read.translations import Report
 from . import paths
 from .doctor_pages import render_check_my_run, render_symptoms
 from .explainer_page import render_explainer
 from .glossary_pages import render_glossary_entry, render_glossary_index
 from .i18n_pages import render_guide, render_status
-from .metric_page import render_metric
+from .metric_page import render_metric, render_metric_history
 from .sheet import has_sheets, render_cheatsheets_page
 from .site_pages import render_home, render_which_version
 from .trainer_pages import index_doc, render_coverage, render_removed, render_trainer_index
@@ -30,7 +31,9 @@ def pages(view: View, report: Report, example: dict[str, Any] | None = None) -> 
         out[f"{trainer.id}/conformance.md"] = render_coverage(view, trainer)
         out[paths.symptoms_doc(trainer.id)] = render_symptoms(view, trainer)
         for res in trainer.metrics:
-            out[paths.metric_doc(res.metric)] = render_metric(view, trainer, res)
+            _add(out, paths.metric_doc(res.metric), render_metric(view, trainer, res))
+            if (history := render_metric_history(view, res)) is not None:
+                _add(out, paths.history_doc(res.metric), history)
         for item in trainer.explainers:
             out[paths.explainer_doc(item.model)] = render_explainer(view, trainer, item)
     for gone in view.edition.removed:
@@ -43,3 +46,12 @@ def pages(view: View, report: Report, example: dict[str, Any] | None = None) -> 
     if (guide := render_guide(view)) is not None:
         out[f"{paths.GUIDE_PAGE}.md"] = guide
     return {paths.in_language(doc, view.lang): text for doc, text in out.items()}
+
+
+def _add(out: dict[str, str], doc: str, text: str) -> None:
+    """A metric's page or history page, refused at a path already taken: a key ending in ``/history`` under
+    another key of the same trainer would take its history page's path."""
+    if doc in out:
+        raise BuildError(f"{doc}: the history page of one metric and the page of another have the same path; "
+                         "rename the key that ends in /history")
+    out[doc] = text

@@ -21,6 +21,12 @@ def metric_doc(m: Any) -> str:
     return f"{m.trainer}/{m.slug}.md"
 
 
+def history_doc(m: Any) -> str:
+    """The page of a metric's ranges that no line describes, e.g. ``grpo/kl/history.md`` (beside the folder of the
+    metric's keys: no key ends in ``history`` under another key of its trainer, `pages` refuses a clash)."""
+    return f"{m.trainer}/{m.slug}/history.md"
+
+
 def explainer_doc(explainer: Any) -> str:
     """The page of an explainer, e.g. ``ppo/explainers/two_entropies.md``."""
     return f"{explainer.trainer}/{explainer.slug}.md"
