@@ -15,6 +15,7 @@ from pathlib import Path
 from .. import cache as _cache
 from ..errors import BuildError
 from ..install import MATHJAX
+from . import svgflat
 
 _SCRIPT = Path(__file__).with_name("mathjax_svg.js")
 _IDS = re.compile(r"\bMJX-\d+-")  # MathJax numbers each formula's glyph ids per process: 1, 2, ... in every run
@@ -38,13 +39,14 @@ def _in_em(svg: str) -> str:
 
 @functools.cache
 def version() -> str:
-    """What an SVG depends on besides its TeX: MathJax's version, and this module and its script (post-processing
-    included)."""
+    """What an SVG depends on besides its TeX: MathJax's version, and this module, its script and the flattening
+    (post-processing included)."""
     try:
         mathjax = json.loads((MATHJAX / "package.json").read_text(encoding="utf-8"))["version"]
     except (OSError, ValueError, KeyError):
         mathjax = "unknown"
-    code = hashlib.sha256(Path(__file__).read_bytes() + _SCRIPT.read_bytes()).hexdigest()[:16]
+    code = hashlib.sha256(Path(__file__).read_bytes() + _SCRIPT.read_bytes()
+                          + Path(svgflat.__file__).read_bytes()).hexdigest()[:16]
     return f"{mathjax}+{code}"
 
 
@@ -70,8 +72,9 @@ def formula_svgs(texs: list[str], cache: Path | None, where: dict[str, str]) -> 
             errors.append(f"{where.get(tex, 'cheat-sheet')}: formula {tex!r}: MathJax cannot typeset it: "
                           f"{res['error']}")
             continue
-        # ids unique to the formula, so that two formulas of one sheet never share a glyph id
-        svg = _in_em(_IDS.sub(f"f{_key(tex)[:10]}-", _NOISE.sub("", res["svg"])))
+        # ids unique to the formula, so that two formulas of one sheet never share a glyph id (in an SVG that stays
+        # as MathJax drew it), then drawn flat
+        svg = svgflat.flat_or_same(_in_em(_IDS.sub(f"f{_key(tex)[:10]}-", _NOISE.sub("", res["svg"]))))
         out[tex] = svg
         if cache is not None:
             _cache.write_atomic(cache / f"{_key(tex)}.svg", svg.encode())
