@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from typing import Any
 from urllib.parse import urlparse
@@ -52,8 +53,10 @@ def folder(doc: str) -> str:
     return doc[: -len("index.md")] if doc.endswith("index.md") else doc[:-3] + "/"
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def rel(from_doc: str, to_doc: str) -> str:
-    """Relative link from the page ``from_doc`` to ``to_doc`` (both docs paths)."""
+    """Relative link from the page ``from_doc`` to ``to_doc`` (both docs paths); remembered, as every line and
+    language asks for the same links (posixpath.relpath took a tenth of the rendering)."""
     return posixpath.relpath(to_doc, posixpath.dirname(from_doc) or ".")
 
 
