@@ -62,9 +62,18 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A browser that stops reading (it left the page, or cancelled a fetch) is not an error of the server: no
+        traceback for it in the terminal; any other error is printed as the base class does."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
 def make_server(site: Path, addr: str, port: int) -> http.server.ThreadingHTTPServer:
     handler = functools.partial(_Handler, directory=str(site))
-    return http.server.ThreadingHTTPServer((addr, port), handler)
+    return _Server((addr, port), handler)
 
 
 def source_stamp(root: Path) -> float:
