@@ -59,11 +59,11 @@ def copy_sources(dest: Path, metrics: list[str] | None = None) -> Path:
 
 
 def copy_cache(dest: Path) -> None:
-    """The project's build cache (KaTeX HTML, snippet results, parsed sources, cheat-sheet PDFs by content) into the
-    checkout-like folder ``dest``: a build of a copy then makes only what its changes touch. Warm after
-    `built_site`."""
+    """The project's build cache (KaTeX HTML, snippet results, parsed sources, cheat-sheet PDFs and pages' Markdown
+    conversions by content) into the checkout-like folder ``dest``: a build of a copy then makes only what its
+    changes touch. Warm after `built_site`."""
     cache = ROOT / ".cache" / "atlas"
-    for name in ("results.json", "parsed.pickle", "sheets"):
+    for name in ("results.json", "parsed.pickle", "sheets", "pages"):
         if (cache / name).is_file():
             (dest / ".cache" / "atlas").mkdir(parents=True, exist_ok=True)
             shutil.copy2(cache / name, dest / ".cache" / "atlas" / name)

@@ -1,6 +1,7 @@
 """MkDocs hooks: per-page "edit this page" links to the YAML source, the formulas' HTML put into the finished pages,
 each page's article marked for the search index (`build.search_index`) unless its front matter says
-`search: false`, and pymdownx's highlighting done once per snippet."""
+`search: false`, pymdownx's highlighting done once per snippet, and each page's Markdown conversion kept by
+content across builds (`page_cache`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from typing import Any
 
 from pymdownx.highlight import Highlight
 
+from generator.build import page_cache
 from generator.render.mathref import expand
+
+page_cache.install()  # each page's conversion kept by content when the build says where (`extra.atlas_pages`)
 
 _ARTICLE = '<article class="md-content__inner md-typeset">'
 
