@@ -219,6 +219,18 @@ def test_changed_in_links_each_range_to_its_line_or_to_the_history_page_that_sho
         assert 'href="../"' in history, "the link back to the page of kl"
 
 
+def test_a_history_page_never_takes_the_path_of_another_page():
+    """A key ending in /history under another key of its trainer would be written over that key's history page:
+    refused, naming the path, and the first page is kept."""
+    from generator.render.pages import _add
+
+    out: dict[str, str] = {}
+    _add(out, "grpo/kl/history.md", "the history of kl")
+    with pytest.raises(BuildError, match="grpo/kl/history.md"):
+        _add(out, "grpo/kl/history.md", "the page of a key kl/history")
+    assert out == {"grpo/kl/history.md": "the history of kl"}
+
+
 def test_the_trainer_index_introduces_the_trainer_and_its_release_defaults(built_site):
     index = {line: (built_site / line / "grpo/index.html").read_text(encoding="utf-8") for line in ("1.16", "0.26")}
     for html in index.values():
