@@ -22,7 +22,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from ..cache import write_atomic
+from ..cache import key, write_atomic
 
 PAGES = "pages"  # the folder under .cache/atlas/
 KEEP_DAYS = 14  # an entry no build has used for this long is removed (`prune`)
@@ -70,10 +70,9 @@ class _Warned(logging.Handler):
 
 
 def _key(page: Any, config: Any) -> str:
-    settings = json.dumps([config["markdown_extensions"], config["mdx_configs"] or {}], sort_keys=True, default=repr)
-    return hashlib.sha256(json.dumps([
-        _version(), page.file.src_uri, page.file.url, page.file.inclusion.is_excluded(), config.use_directory_urls,
-        config.theme.get("language"), settings, page.markdown]).encode()).hexdigest()
+    return key("mkdocs-page", _version(), page.file.src_uri, page.file.url, page.file.inclusion.is_excluded(),
+               config.use_directory_urls, config.theme.get("language"), config["markdown_extensions"],
+               config["mdx_configs"] or {}, page.markdown)
 
 
 def _entry_path(folder: Path, key: str) -> Path:
