@@ -353,10 +353,8 @@ def test_term_links_resolve_and_speak_the_page_language(built_site, atlas, lang)
 @pytest.mark.browser
 @pytest.mark.xdist_group("site")
 @pytest.mark.parametrize("lang", ["zh", "vi"])
-def test_hovering_a_term_shows_its_definition_in_the_page_language(browser, site_url, atlas, lang):  # noqa: F811
+def test_hovering_a_term_shows_its_definition_in_the_page_language(page, site_url, atlas, lang):  # noqa: F811
     want = _entry(atlas, "importance_ratio").short.root[lang]
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
     page.goto(f"{site_url}/1.16/{lang}/grpo/clip_ratio/low_mean/")
     link = page.locator('a.atlas-term[href$="glossary/importance_ratio/"]').first
     link.scroll_into_view_if_needed()
@@ -365,6 +363,5 @@ def test_hovering_a_term_shows_its_definition_in_the_page_language(browser, site
     tip.first.wait_for(state="visible", timeout=5000)
     text = tip.first.inner_text()
     assert want in text and _entry(atlas, "importance_ratio").short.root["en"] not in text
-    context.close()
 
 
