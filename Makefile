@@ -6,6 +6,10 @@ ATLAS := $(VENV)/bin/atlas
 export NO_MKDOCS_2_WARNING := 1
 export HF_HUB_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+# bytecode is written even where the environment says not to: the tests start about a hundred Python processes
+# (pytest-xdist workers, `atlas` runs, snippet runners, examples), each of which would compile the project's modules
+# from source again, and each worker would rewrite the asserts of every test module again (half of its collection)
+export PYTHONDONTWRITEBYTECODE :=
 # chromium: browser tests; fonts: the site and the cheat-sheet PDFs; pango: WeasyPrint; poppler-utils: PDF tests;
 # a Java runtime: the Nu HTML checker (npm vnu-jar) of the site gates
 APT_PACKAGES := chromium fonts-noto-cjk fonts-noto-core fonts-dejavu-core libpango-1.0-0 libpangoft2-1.0-0 poppler-utils \
