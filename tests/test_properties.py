@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import math
+from functools import cache
 
 import numpy as np
 import pytest
@@ -16,20 +17,9 @@ from hypothesis import strategies as st
 from generator.check.snippets import as_floats, compile_function, materialize
 
 from .conftest import real_sources
+from .documented import compiled, metric, snippet
 
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
-
-
-def metric(metric_id: str):
-    """The metric of the sources; a property of a metric that was renamed or removed fails, never skips."""
-    found = {it.model.id: it.model for it in real_sources().metrics}
-    assert metric_id in found, f"{metric_id} is no longer documented: move its property tests to its new key"
-    return found[metric_id]
-
-
-def snippet(metric_id: str):
-    s = metric(metric_id).snippet
-    return compile_function(s.code, s.function, metric_id)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -246,7 +236,7 @@ def _perturb(value, draw_unit):
 def test_values_stay_within_the_documented_bounds(item, data):
     """Every metric: inputs shaped like its worked example give values inside the page's `healthy.bounds`."""
     m = item.model
-    fn = compile_function(m.snippet.code, m.snippet.function, item.path)
+    fn = compiled(m.snippet.code, m.snippet.function, item.path)
     unit = lambda: data.draw(st.floats(0, 1))  # noqa: E731
     kwargs = {k: ([_perturb(t, unit) for t in v] if isinstance(v, list) and v and isinstance(v[0], torch.Tensor)
                   else _perturb(v, unit) if isinstance(v, torch.Tensor) else v)
@@ -458,6 +448,7 @@ def test_ppo_legacy_reward_shaping_explainer_agrees_with_the_pages():
 # --------------------------------------------------------------------------------------------------------------------
 
 
+@cache
 def ppo_page_snippet(metric_id: str, release: str | None = None):
     """The snippet of a PPO page as TRL ``release`` logs it (the newest range when None)."""
     from generator.resolve.variants import resolve
@@ -467,7 +458,7 @@ def ppo_page_snippet(metric_id: str, release: str | None = None):
     item = next(it for it in real_sources().metrics if it.model.id == metric_id)
     res = resolve(item, release)
     assert res is not None, f"{metric_id} is not logged by trl {release}"
-    return compile_function(res.metric.snippet.code, res.metric.snippet.function, f"{metric_id}@{release}")
+    return compiled(res.metric.snippet.code, res.metric.snippet.function, f"{metric_id}@{release}")
 
 
 @st.composite

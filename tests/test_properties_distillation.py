@@ -15,26 +15,10 @@ import torch
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from generator.check.snippets import compile_function
-
-from .conftest import real_sources
+from .documented import snippet
 
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
 BETAS = [0.0, 0.25, 0.5, 0.9, 1.0]
-
-
-def metric(metric_id: str):
-    """The metric of the sources; a property of a metric that was renamed or removed fails, never skips."""
-    found = {it.model.id: it.model for it in real_sources().metrics}
-    assert metric_id in found, f"{metric_id} is no longer documented: move its property tests to its new key"
-    return found[metric_id]
-
-
-def snippet(metric_id: str, since: str | None = None):
-    """The page's snippet, or the snippet of its variant starting at ``since``."""
-    m = metric(metric_id)
-    s = m.snippet if since is None else next(v.snippet for v in m.variants if v.from_ == since)
-    return compile_function(s.code, s.function, metric_id)
 
 
 _VOCAB, _VOCAB_3 = st.integers(2, 6), st.integers(3, 6)

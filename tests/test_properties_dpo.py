@@ -14,29 +14,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.check.snippets import compile_function
-
-from .conftest import real_sources
+from .documented import snippet
 
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
-
-
-def metric(metric_id: str):
-    """The metric of the sources; a property of a metric that was renamed or removed fails, never skips."""
-    found = {it.model.id: it.model for it in real_sources().metrics}
-    assert metric_id in found, f"{metric_id} is no longer documented: move its property tests to its new key"
-    return found[metric_id]
-
-
-def snippet(metric_id: str, release: str | None = None):
-    """The newest snippet of the metric, or the one of the variant whose range starts at `release`."""
-    m = metric(metric_id)
-    s = m.snippet
-    if release is not None:
-        (variant,) = [v for v in m.variants if v.from_ == release]
-        assert variant.snippet is not None, f"{metric_id}: the range from {release} has no snippet of its own"
-        s = variant.snippet
-    return compile_function(s.code, s.function, metric_id)
 
 
 _ROWS, _COLS = st.integers(1, 3), st.integers(1, 5)

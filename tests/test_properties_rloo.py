@@ -13,24 +13,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.check.snippets import compile_function
-
-from .conftest import real_sources
+from .documented import snippet
 
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
-
-
-def metric(metric_id: str):
-    """The metric of the sources; a property of a metric that was renamed or removed fails, never skips."""
-    found = {it.model.id: it.model for it in real_sources().metrics}
-    assert metric_id in found, f"{metric_id} is no longer documented: move its property tests to its new key"
-    return found[metric_id]
-
-
-def snippet(metric_id: str):
-    s = metric(metric_id).snippet
-    assert s is not None, f"{metric_id} has no snippet"
-    return compile_function(s.code, s.function, metric_id)
 
 
 def leave_one_out(rewards: torch.Tensor, k: int) -> torch.Tensor:

@@ -12,26 +12,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.check.snippets import compile_function
-
-from .conftest import real_sources
+from .documented import snippet
 
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
-
-
-def metric(metric_id: str):
-    """The metric of the sources; a property of a metric that was renamed or removed fails, never skips."""
-    found = {it.model.id: it.model for it in real_sources().metrics}
-    assert metric_id in found, f"{metric_id} is no longer documented: move its property tests to its new key"
-    return found[metric_id]
-
-
-def snippet(metric_id: str, since: str | None = None):
-    """The page's snippet, or the one of the variant starting at ``since``."""
-    m = metric(metric_id)
-    s = m.snippet if since is None else next(v.snippet for v in m.variants if v.from_ == since)
-    assert s is not None, f"{metric_id}: the variant from {since} has no snippet of its own"
-    return compile_function(s.code, s.function, metric_id)
 
 
 VOCAB = 5
