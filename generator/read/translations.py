@@ -9,6 +9,7 @@ English changed, and the next stamp records the new pair."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -107,22 +108,42 @@ _YAML_WORDS = {"y", "n", "yes", "no", "true", "false", "on", "off", "null"}
 def _read_dumped(text: str, lang: str) -> Stamps | None:
     """The stamps of a file exactly as `dump_stamps` writes it, read line by line; None for any other text (edited by
     hand, merged, damaged), which the YAML reader reads and checks. What it reads is what YAML reads: written out
-    again it must give back the same text, and its keys are ones YAML reads as themselves. A YAML parser takes half
-    a second per language for the sources' stamps, and every `atlas check` and build reads them."""
+    again it would give back the same text (its header, files and names in order, each name quoted only where
+    `_yaml_key` quotes it), and its keys are ones YAML reads as themselves. A YAML parser takes half a second per
+    language for the sources' stamps, and every `atlas check` and build reads them; the last few files read are
+    remembered by content (a preview rebuilds, the tests read copies of the sources)."""
+    done = _dumped_by_content(text, lang)
+    return None if done is None else {file: dict(fields) for file, fields in done.items()}
+
+
+@functools.lru_cache(maxsize=4)
+def _dumped_by_content(text: str, lang: str) -> Stamps | None:
+    lines = text.split("\n")
+    if lines[-1] != "" or lines[:2] != _header(lang):  # the text ends with a newline, after the two comment lines
+        return None
     out: Stamps = {}
     fields: dict[str, tuple[str, str]] | None = None
-    for line in text.split("\n")[2:-1]:  # after the two comment lines; the text ends with a newline
+    last_file, last_name = "", ""
+    for line in lines[2:-1]:
         if m := _DUMPED_FILE.fullmatch(line):
-            fields = out.setdefault(m.group(1), {})
+            if m.group(1) <= last_file or (fields is not None and not fields):
+                return None  # out of order, twice, or after a file without fields (YAML's null)
+            last_file, last_name = m.group(1), ""
+            fields = out[last_file] = {}
         elif (m := _DUMPED_FIELD.fullmatch(line)) and fields is not None:
-            name = m.group(1) if m.group(1) is not None else m.group(2)
-            if m.group(2) is not None and m.group(2).lower() in _YAML_WORDS:
+            quoted, bare = m.group(1), m.group(2)
+            name = quoted if quoted is not None else bare
+            if name <= last_name and fields:
                 return None
+            if bare is not None and (not bare.isascii() or bare.lower() in _YAML_WORDS):
+                return None  # written with quotes by `_yaml_key`, or read by YAML as something else
+            if quoted is not None and _yaml_key(quoted) == quoted:
+                return None  # written without quotes by `_yaml_key`
+            last_name = name
             fields[name] = (m.group(3), m.group(4))
         else:
             return None
-    # a file without fields is YAML's null, an error that the YAML reader words
-    return out if all(out.values()) and dump_stamps(out, lang) == text else None
+    return out if all(out.values()) else None
 
 
 def load_stamps(root: FsPath, lang: str) -> Stamps:
@@ -188,11 +209,13 @@ def _lookup(data: Any, loc: Path) -> Any:
     return data
 
 
+def _header(lang: str) -> list[str]:
+    return [f"# The English each {lang} translation was made from, as fingerprints: '<English> <translation>'.",
+            "# Written by `atlas i18n stamp`; read by `atlas i18n status`, `atlas check` and the site. Do not edit."]
+
+
 def dump_stamps(stamps: Stamps, lang: str) -> str:
-    lines = [
-        f"# The English each {lang} translation was made from, as fingerprints: '<English> <translation>'.",
-        "# Written by `atlas i18n stamp`; read by `atlas i18n status`, `atlas check` and the site. Do not edit.",
-    ]
+    lines = _header(lang)
     for file in sorted(stamps):
         lines.append(f"{file}:")
         for name in sorted(stamps[file]):
