@@ -79,17 +79,24 @@ def _trim_trainers(dest: Path, metrics: list[str]) -> None:
     used: dict[str, set[str]] = {}
     sheet: set[str] = set()
     for rel in metrics:
-        data = yaml.safe_load((dest / rel).read_text(encoding="utf-8"))
+        data = yaml.load((dest / rel).read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
         used.setdefault(data["trainer"], set()).add(data["category"])
         if data.get("cheatsheet"):
             sheet.add(data["trainer"])
     for trainer, categories in used.items():
-        data = yaml.safe_load((ROOT / "metrics" / trainer / "trainer.yaml").read_text(encoding="utf-8"))
-        data["categories"] = [c for c in data["categories"] if c["id"] in categories]
-        if trainer not in sheet:
-            data.pop("strip", None)
         (dest / "metrics" / trainer / "trainer.yaml").write_text(
-            yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=1000), encoding="utf-8")
+            _trimmed_trainer(trainer, frozenset(categories), trainer in sheet), encoding="utf-8")
+
+
+@cache
+def _trimmed_trainer(trainer: str, categories: frozenset[str], strip: bool) -> str:
+    import yaml
+
+    data = yaml.load((ROOT / "metrics" / trainer / "trainer.yaml").read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
+    data["categories"] = [c for c in data["categories"] if c["id"] in categories]
+    if not strip:
+        data.pop("strip", None)
+    return yaml.dump(data, Dumper=yaml.CSafeDumper, allow_unicode=True, sort_keys=False, width=1000)
 
 
 @pytest.fixture
