@@ -61,11 +61,11 @@ def views_of(atlas: Atlas, lines: list[str] | None, langs: list[Language]) -> li
     return [[View(atlas, e, lang) for lang in ordered] for e in atlas.editions if e.line.name in chosen]
 
 
-def line_docs(views: list[View], report: Report, docs: Path, out: Path, pages_cache: Path | None = None
+def line_docs(views: list[View], report: Report, docs: Path, out: Path, cache: Path | None = None
               ) -> dict[str, Any]:
     """Write the Markdown of one line in the views' languages into ``docs`` (and the formulas' HTML beside it);
-    return the mkdocs configuration that builds it into ``out``, keeping its pages' conversions in
-    ``pages_cache`` (`build.page_cache`; None: none kept)."""
+    return the mkdocs configuration that builds it into ``out``, keeping its pages' conversions and its theme's
+    compiled templates in the build cache folder ``cache`` (`build.page_cache`, `build.hooks`; None: none kept)."""
     atlas, edition = views[0].atlas, views[0].edition
     write_docs({rel: text for v in views for rel, text in pages(v, report, doctor_example(atlas, v.lang.code)).items()},
                docs)
@@ -73,10 +73,13 @@ def line_docs(views: list[View], report: Report, docs: Path, out: Path, pages_ca
     write_table(atlas.math, math)
     default = views[0] if views[0].lang.default else View(atlas, edition, atlas.config.default)
     config = mkdocs_config(default, docs, out, [v.lang.code for v in views], math)
-    if pages_cache is not None:
-        config.setdefault("extra", {})["atlas_pages"] = str(pages_cache)  # read by the hooks
+    if cache is not None:  # read by the hooks
+        config.setdefault("extra", {}).update(atlas_pages=str(cache / page_cache.PAGES),
+                                               atlas_templates=str(cache / TEMPLATES))
     return config
 
+
+TEMPLATES = "templates"  # the folder under .cache/atlas/ of the theme's compiled templates (Jinja's bytecode)
 
 # What the forked workers of a build inherit (see `workers`): the build in progress.
 _BUILD: dict[str, Any] = {}
@@ -88,7 +91,7 @@ def _build_line(index: int) -> None:
     views, report, work = _BUILD["lines"][index], _BUILD["report"], _BUILD["work"]
     name = views[0].line.name
     out = work / "site" / name
-    run_mkdocs(line_docs(views, report, work / "docs" / name, out, _BUILD["pages"]), work / f"mkdocs-{name}.yml")
+    run_mkdocs(line_docs(views, report, work / "docs" / name, out, _BUILD["cache"]), work / f"mkdocs-{name}.yml")
     index_line(out)
     (out / "api").mkdir(parents=True, exist_ok=True)
     (out / "api" / "metrics.json").write_text(
@@ -109,14 +112,14 @@ def build_site(root: Path, site_dir: Path | None = None, versions: list[str] | N
     work_root.mkdir(exist_ok=True)
     remove_stale_work(work_root)
     sheets = cache_dir(atlas.root) / "sheets" if use_cache else None
-    pages_cache = cache_dir(atlas.root) / page_cache.PAGES if use_cache else None
-    if pages_cache is not None:
-        page_cache.prune(pages_cache)
+    cache = cache_dir(atlas.root) if use_cache else None
+    if cache is not None:
+        page_cache.prune(cache / page_cache.PAGES)
     files, jobs = sheet_documents([v for views in by_line for v in views])
     done, pdfs = pdf_tasks(jobs, sheets)
     files |= done
     work = Path(tempfile.mkdtemp(prefix=f"build-{os.getpid()}-", dir=work_root))  # owner's pid: remove_stale_work
-    _BUILD.update(lines=by_line, report=translation_report(by_line[0][0]), work=work, pages=pages_cache)
+    _BUILD.update(lines=by_line, report=translation_report(by_line[0][0]), work=work, cache=cache)
     try:
         # the lines take longest: first, so that the PDFs fill the other cores
         tasks = [(_build_line, (i,)) for i in range(len(by_line))]

@@ -117,16 +117,20 @@ def test_an_anchor_removed_from_another_page_is_still_reported(tmp_path, convers
 
 def test_the_real_pipeline_writes_the_same_pages_from_the_cache(mini_root):
     """A one-metric copy built twice in English and Chinese (mkdocs-static-i18n resolves the links per language):
-    the second build's pages come from the cache and are the same, file for file."""
+    the second build's pages come from the cache and are the same, file for file, and so do the theme's compiled
+    templates (Jinja's bytecode: none is compiled again)."""
     atlas = load_atlas(mini_root, run_snippets=False)
     first = build_site(mini_root, site_dir=mini_root / "site1", langs=["en", "zh"], atlas=atlas)
     kept = {p: p.stat().st_mtime for p in (mini_root / ".cache/atlas/pages").glob("*/*.z")}
     assert kept
+    templates = {p: p.stat().st_mtime_ns for p in (mini_root / ".cache/atlas/templates").iterdir()}
+    assert len(templates) > 10, templates  # Material's base, partials and ours
     time.sleep(0.05)
     second = build_site(mini_root, site_dir=mini_root / "site2", langs=["en", "zh"], atlas=atlas)
     assert _files(first) == _files(second)
     assert {p for p in (mini_root / ".cache/atlas/pages").glob("*/*.z")} == set(kept)
     assert all(p.stat().st_mtime > t for p, t in kept.items()), "every entry should have been used again"
+    assert {p: p.stat().st_mtime_ns for p in (mini_root / ".cache/atlas/templates").iterdir()} == templates
 
 
 def test_prune_removes_only_entries_no_build_used_for_a_while(tmp_path):

@@ -1,7 +1,7 @@
 """MkDocs hooks: per-page "edit this page" links to the YAML source, the formulas' HTML put into the finished pages,
 each page's article marked for the search index (`build.search_index`) unless its front matter says
-`search: false`, pymdownx's highlighting done once per snippet, and each page's Markdown conversion kept by
-content across builds (`page_cache`)."""
+`search: false`, pymdownx's highlighting done once per snippet, and each page's Markdown conversion and the theme's
+compiled templates kept by content across builds (`page_cache`, Jinja's bytecode cache)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from jinja2 import FileSystemBytecodeCache
 from pymdownx.highlight import Highlight
 
 from generator.build import page_cache
@@ -43,6 +44,16 @@ def search_attributes(url: str, sections: dict[str, str]) -> str:
     parts = url.split("/")
     section = sections.get(parts[0]) or sections.get("/".join(parts[:2]), "")
     return "data-pagefind-body" + (f' data-pagefind-meta="section:{html.escape(section)}"' if section else "")
+
+
+def on_env(env: Any, config: Any, files: Any) -> Any:
+    # the theme's templates compiled once per machine, not again in every build and language (mkdocs makes a new
+    # environment for each, and the i18n plugin builds each language anew): Jinja's bytecode cache, keyed by each
+    # template's source, in the build cache when the build says where (`extra.atlas_templates`)
+    if folder := config["extra"].get("atlas_templates"):
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        env.bytecode_cache = FileSystemBytecodeCache(folder)
+    return env
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
