@@ -34,6 +34,8 @@ from .render.view import View
 from .resolve.releases import select_lines
 from .workers import run_parallel
 
+TEMPLATES = "templates"  # the folder under .cache/atlas/ of the theme's compiled templates (Jinja's bytecode)
+
 
 def load_atlas(root: Path, run_snippets: bool = True, use_cache: bool = True, sources: Sources | None = None) -> Atlas:
     """Read (unless ``sources`` were read already) and check every source of ``root`` (`SourceErrors` with all
@@ -78,8 +80,6 @@ def line_docs(views: list[View], report: Report, docs: Path, out: Path, cache: P
                                                atlas_templates=str(cache / TEMPLATES))
     return config
 
-
-TEMPLATES = "templates"  # the folder under .cache/atlas/ of the theme's compiled templates (Jinja's bytecode)
 
 # What the forked workers of a build inherit (see `workers`): the build in progress.
 _BUILD: dict[str, Any] = {}

@@ -231,7 +231,7 @@ def tab_context(browser):
 def page(tab_context, site_url):
     """A page that records every request it makes, starting as a new browser context would: blank, nothing cached
     or stored for the site, the default viewport."""
-    pg = next((p for p in tab_context.pages if not p.is_closed()), None) or tab_context.new_page()
+    pg = tab_context.pages[0] if tab_context.pages else tab_context.new_page()  # closed pages leave the list
     cdp = tab_context.new_cdp_session(pg)
     pg.goto("about:blank")
     cdp.send("Network.clearBrowserCache")

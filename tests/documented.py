@@ -13,7 +13,6 @@ from .conftest import real_sources
 compiled = cache(compile_function)  # the same code, function and file name give the same function
 
 
-
 @cache
 def _metrics() -> dict[str, Any]:
     return {it.model.id: it.model for it in real_sources().metrics}
