@@ -25,7 +25,8 @@ def main() -> None:
     proc = subprocess.run([python(), "-m", "pytest", "-q", "-n", "2", "--dist", "loadgroup", "--durations=10",
                            "-p", "no:cacheprovider"], cwd=root, capture_output=True, text=True)
     wall = time.perf_counter() - began
-    summary = (re.findall(r"^=+ (.*(?:passed|failed).*) =+$", proc.stdout, re.M) or ["?"])[-1]
+    # `-q` prints the summary bare; without it, pytest frames it with `=`
+    summary = (re.findall(r"^(?:=+ )?(\d+ (?:passed|failed).*?)(?: =+)?$", proc.stdout, re.M) or ["?"])[-1]
     slowest = re.findall(r"^(\d+\.\d+)s (call|setup|teardown)\s+(\S+)$", proc.stdout, re.M)
     figures = [Figure("5. tests", "set-up: the older TRL releases' virtualenvs (`make conformance-envs`), wall",
                       f"{envs:.0f} s")]
