@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 
 import yaml
-from timing import Figure, command, median, options, python, report
+from timing import CHROMIUM, CHROMIUM_ARGS, Figure, command, median, options, python, report
 
 from generator.pipeline import build_site, line_docs, load_atlas, views_of
 from generator.render import paths
@@ -32,8 +32,7 @@ def transferred(site: Path, path: str) -> tuple[int, int, int]:
     sizes: dict[str, int] = {}
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
-                "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"])
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page()
             page.on("requestfinished", lambda req: sizes.__setitem__(req.url, req.sizes()["responseBodySize"]
                                                                        + req.sizes()["responseHeadersSize"]))

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-from timing import Figure, median, options, report
+from timing import CHROMIUM, CHROMIUM_ARGS, Figure, median, options, report
 
 from generator.pipeline import build_site
 from generator.serve import make_server
@@ -60,8 +60,7 @@ def first_results(site: Path, runs: int) -> dict[tuple[str, str], tuple[list[flo
     out: dict[tuple[str, str], tuple[list[float], bool, int]] = {}
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
-                "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"])
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             for start, query, expect in QUERIES:
                 times, seen, found, fetched = [], [], True, set()
                 for _ in range(runs):

@@ -16,6 +16,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# Debian's Chromium, as the page-weight and search benchmarks launch it (no background or update traffic to count)
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 
 
 def timed(fn: Callable[[], object]) -> float:

@@ -415,17 +415,20 @@ def test_the_printable_page_shows_the_formulas_with_build_time_katex(site):
 
 @pytest.mark.browser
 def test_chromium_print_preview_is_one_page(site, browser):
-    page = browser.new_page()
-    for _, trainer, lang, _ in [s for s in sheets() if s[0].name == LATEST]:
-        sheet = site / LATEST / sheet_dir(trainer, lang) / "index.html"
-        page.goto(sheet.as_uri())
-        page.wait_for_load_state("load")
-        for paper in ("A4", "Letter"):
-            pdf = page.pdf(format=paper, landscape=True, print_background=True)
-            assert len(pypdf.PdfReader(io.BytesIO(pdf)).pages) == 1, f"{lang.code} {paper}"
-        # the page's own print stylesheet (no paper forced): still one page
-        assert len(pypdf.PdfReader(io.BytesIO(page.pdf(prefer_css_page_size=True))).pages) == 1
-    page.context.close()
+    context = browser.new_context()  # its own, closed even when a sheet fails: the browser serves the whole session
+    try:
+        page = context.new_page()
+        for _, trainer, lang, _ in [s for s in sheets() if s[0].name == LATEST]:
+            sheet = site / LATEST / sheet_dir(trainer, lang) / "index.html"
+            page.goto(sheet.as_uri())
+            page.wait_for_load_state("load")
+            for paper in ("A4", "Letter"):
+                pdf = page.pdf(format=paper, landscape=True, print_background=True)
+                assert len(pypdf.PdfReader(io.BytesIO(pdf)).pages) == 1, f"{lang.code} {paper}"
+            # the page's own print stylesheet (no paper forced): still one page
+            assert len(pypdf.PdfReader(io.BytesIO(page.pdf(prefer_css_page_size=True))).pages) == 1
+    finally:
+        context.close()
 
 
 def test_check_reports_a_taken_position_and_a_missing_strip(tmp_path):

@@ -48,8 +48,9 @@ def search_attributes(url: str, sections: dict[str, str]) -> str:
 
 def on_env(env: Any, config: Any, files: Any) -> Any:
     # the theme's templates compiled once per machine, not again in every build and language (mkdocs makes a new
-    # environment for each, and the i18n plugin builds each language anew): Jinja's bytecode cache, keyed by each
-    # template's source, in the build cache when the build says where (`extra.atlas_templates`)
+    # environment for each, and the i18n plugin builds each language anew): Jinja's bytecode cache, one entry per
+    # template name and path that holds its source's checksum (a changed template is compiled again and replaces
+    # its entry), in the build cache when the build says where (`extra.atlas_templates`)
     if folder := config["extra"].get("atlas_templates"):
         Path(folder).mkdir(parents=True, exist_ok=True)
         env.bytecode_cache = FileSystemBytecodeCache(folder)
